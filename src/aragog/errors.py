@@ -1,0 +1,25 @@
+"""Exceptions a user can cause.
+
+Every error that bad input can trigger (a malformed config, a missing or broken table,
+a structure file that does not cover the mesh) is raised as an :class:`AragogError`
+subclass whose message is one line naming the key, file or value at fault. The CLI prints
+that line without a traceback and exits non-zero.
+"""
+
+from __future__ import annotations
+
+
+class AragogError(Exception):
+    """Base class of all user-facing aragog errors (message: one line)."""
+
+
+class ConfigError(AragogError, ValueError):
+    """A configuration key is unknown, missing, of the wrong type or out of range."""
+
+
+class EOSError(AragogError, ValueError):
+    """An equation-of-state table file or table set is missing or malformed."""
+
+
+class StructureError(AragogError, ValueError):
+    """The planet structure (mesh, structure file) is inconsistent."""
