@@ -1,0 +1,7 @@
+"""``python -m aragog`` runs the command-line interface."""
+
+import sys
+
+from aragog.cli import main
+
+sys.exit(main())

@@ -1,0 +1,140 @@
+"""The ``aragog`` command.
+
+Sub-commands (DESIGN.md): ``validate``, ``show-config``, ``eos generate``, ``eos check``.
+User errors (an :class:`~aragog.errors.AragogError`, or an OS error such as a missing or
+unwritable file) print one line, ``aragog: error: ...``, with no traceback, and exit 1;
+argument errors exit 2 (argparse).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from aragog import __version__
+from aragog.errors import AragogError
+
+logger = logging.getLogger("aragog.cli")
+
+
+def _add_set_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+        help="override a config value (repeatable), e.g. --set mesh.number_of_nodes=80",
+    )
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="aragog",
+        description="1-D thermal evolution of rocky-planet mantles (entropy method).",
+    )
+    parser.add_argument("--version", action="version", version=f"aragog {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (-vv: debug)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("validate", help="check a config file and every file it refers to, without integrating")
+    p.add_argument("config", help="TOML config file")
+    _add_set_option(p)
+    p.set_defaults(func=_cmd_validate)
+
+    p = sub.add_parser("show-config", help="print the resolved config (with all defaults) as TOML")
+    p.add_argument("config", help="TOML config file")
+    _add_set_option(p)
+    p.add_argument("-o", "--output", help="write to this file instead of standard output")
+    p.set_defaults(func=_cmd_show_config)
+
+    p = sub.add_parser("eos", help="equation-of-state table sets")
+    eos_sub = p.add_subparsers(dest="eos_command", metavar="EOS_COMMAND")
+    g = eos_sub.add_parser("generate", help="write the bundled default table set (SPIDER format) to DIR")
+    g.add_argument("directory", help="output directory (created if missing)")
+    g.add_argument("--np", dest="n_pressure", type=int, default=None, help="number of pressure points")
+    g.add_argument("--ns", dest="n_entropy", type=int, default=None, help="number of entropy points")
+    g.set_defaults(func=_cmd_eos_generate)
+    c = eos_sub.add_parser("check", help="report a table set's grid, ranges and thermodynamic consistency")
+    c.add_argument("directory", help="directory of SPIDER-format tables")
+    c.set_defaults(func=_cmd_eos_check)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+    return parser
+
+
+def _load(args):
+    from aragog.config import load_config
+
+    return load_config(args.config, overrides=args.overrides)
+
+
+def _cmd_validate(args) -> int:
+    from aragog.validation import check_inputs
+
+    params = _load(args)
+    lines = check_inputs(params)
+    print(f"{args.config}: OK")
+    for line in lines:
+        print(f"  {line}")
+    return 0
+
+
+def _cmd_show_config(args) -> int:
+    from aragog.config import to_toml
+
+    text = to_toml(_load(args))
+    if args.output:
+        _write_atomically(Path(args.output), text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _cmd_eos_generate(args) -> int:
+    from aragog import eos
+
+    for name, value in (("--np", args.n_pressure), ("--ns", args.n_entropy)):
+        if value is not None and value < 2:
+            raise AragogError(f"{name} must be at least 2, got {value}")
+    directory = Path(args.directory)
+    eos.write_default_tables(directory, np_=args.n_pressure, ns=args.n_entropy)
+    print(f"wrote the bundled default table set to {directory}")
+    return 0
+
+
+def _cmd_eos_check(args) -> int:
+    from aragog import eos
+
+    report = eos.check_table_set(args.directory)
+    print(report.format())
+    return 0 if report.ok else 1
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit status (0 success, 1 user error, 2 usage error)."""
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    level = logging.WARNING - 10 * min(args.verbose, 2)
+    logging.basicConfig(level=level, format="aragog: %(levelname)s: %(message)s")
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args))
+    except AragogError as exc:
+        print(f"aragog: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # unreadable/unwritable paths the modules did not already name
+        print(f"aragog: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("aragog: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
