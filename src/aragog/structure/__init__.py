@@ -1,0 +1,61 @@
+"""Static planet structure: radial mesh (radius or mass coordinate), pressure, gravity,
+density (Adams–Williamson closed forms or a structure file), as a JAX pytree.
+
+Public names:
+
+* :func:`build_mesh`, :func:`mesh_from_params` -> :class:`MeshArrays`
+* :class:`AdamsWilliamson`, :class:`StructureProfile` (structure sources)
+* :data:`MESH_ARRAYS_FIELDS` (shape, units, long name of every MeshArrays field)
+
+See docs/structure.md.
+"""
+
+from __future__ import annotations
+
+from aragog.structure.adams_williamson import (
+    AdamsWilliamson,
+    adams_williamson_beta,
+    adams_williamson_density,
+    adams_williamson_enclosed_mass,
+    adams_williamson_pressure,
+)
+from aragog.structure.builder import (
+    MIXING_LENGTH_PROFILES,
+    build_mesh,
+    mesh_from_params,
+    mixing_length,
+)
+from aragog.structure.geometry import MESH_ARRAYS_FIELDS, FieldDoc, MeshArrays
+from aragog.structure.mesh import (
+    NodeRadii,
+    mass_coordinate,
+    mass_coordinate_nodes,
+    radius_mesh_nodes,
+)
+from aragog.structure.structure_file import (
+    StructureProfile,
+    read_structure_file,
+    write_structure_file,
+)
+
+__all__ = [
+    "AdamsWilliamson",
+    "FieldDoc",
+    "MESH_ARRAYS_FIELDS",
+    "MIXING_LENGTH_PROFILES",
+    "MeshArrays",
+    "NodeRadii",
+    "StructureProfile",
+    "adams_williamson_beta",
+    "adams_williamson_density",
+    "adams_williamson_enclosed_mass",
+    "adams_williamson_pressure",
+    "build_mesh",
+    "mass_coordinate",
+    "mass_coordinate_nodes",
+    "mesh_from_params",
+    "mixing_length",
+    "radius_mesh_nodes",
+    "read_structure_file",
+    "write_structure_file",
+]

@@ -1,0 +1,154 @@
+"""``MeshArrays``: the static mesh and structure as one JAX pytree.
+
+Every field is a float64 JAX array (no static data besides array shapes), so a
+``MeshArrays`` can be passed as a traced argument to a jitted function and a new mesh
+of the same size never triggers a retrace (DESIGN.md, "The performance idea").
+
+Index 0 is the core–mantle boundary, increasing outward; N is the number of cells, so
+basic-node arrays have shape (N+1,) and staggered (cell) arrays shape (N,).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+
+import numpy as np
+
+from aragog._jax import jax, jnp
+
+__all__ = ["MeshArrays", "FieldDoc", "MESH_ARRAYS_FIELDS"]
+
+
+class FieldDoc(NamedTuple):
+    """Documentation of one ``MeshArrays`` field."""
+
+    shape: str  # "(N+1,)", "(N,)" or "()"
+    units: str
+    long_name: str
+
+
+#: Shape, units and meaning of every ``MeshArrays`` field, in field order (also usable
+#: for netCDF attributes).
+MESH_ARRAYS_FIELDS: dict[str, FieldDoc] = {
+    "r_basic": FieldDoc("(N+1,)", "m", "radius of the basic nodes (cell boundaries)"),
+    "r_stag": FieldDoc("(N,)", "m", "radius of the staggered nodes (cell centres)"),
+    "xi_basic": FieldDoc("(N+1,)", "m", "mass coordinate xi at the basic nodes (= r on a radius mesh)"),
+    "xi_stag": FieldDoc("(N,)", "m", "mass coordinate xi at the staggered nodes (= r on a radius mesh)"),
+    "area_basic": FieldDoc("(N+1,)", "m2", "spherical surface area 4 pi r^2 at the basic nodes"),
+    "volume_stag": FieldDoc("(N,)", "m3", "cell volume 4/3 pi (r_{i+1}^3 - r_i^3)"),
+    "mass_stag": FieldDoc("(N,)", "kg", "cell mass from the static structure density"),
+    "P_basic": FieldDoc("(N+1,)", "Pa", "static pressure at the basic nodes"),
+    "P_stag": FieldDoc("(N,)", "Pa", "static pressure at the staggered nodes"),
+    "g_basic": FieldDoc("(N+1,)", "m s-2", "gravitational acceleration (magnitude, inward) at the basic nodes"),
+    "g_stag": FieldDoc("(N,)", "m s-2", "gravitational acceleration (magnitude, inward) at the staggered nodes"),
+    "rho_basic": FieldDoc("(N+1,)", "kg m-3", "static structure density at the basic nodes"),
+    "rho_stag": FieldDoc("(N,)", "kg m-3", "static structure density at the staggered nodes"),
+    "dxidr_basic": FieldDoc("(N+1,)", "1", "d xi / d r at the basic nodes (1 on a radius mesh)"),
+    "dxidr_stag": FieldDoc("(N,)", "1", "d xi / d r at the staggered nodes (1 on a radius mesh)"),
+    "mixing_length_basic": FieldDoc("(N+1,)", "m", "mixing length at the basic nodes"),
+    "mixing_length_stag": FieldDoc("(N,)", "m", "mixing length at the staggered nodes"),
+    "inner_radius": FieldDoc("()", "m", "core-mantle boundary radius r_c"),
+    "outer_radius": FieldDoc("()", "m", "planet (surface) radius R"),
+    "core_mass": FieldDoc("()", "kg", "core mass 4/3 pi r_c^3 rho_core"),
+    "mantle_mass": FieldDoc("()", "kg", "mantle mass between r_c and R (structure density)"),
+    "mean_density": FieldDoc("()", "kg m-3", "mean mantle density M_mantle / (4/3 pi (R^3 - r_c^3))"),
+    "surface_pressure": FieldDoc("()", "Pa", "static pressure at r = R"),
+}
+
+
+@dataclasses.dataclass(frozen=True, eq=False)  # array fields: no elementwise ==
+class MeshArrays:
+    """Static mesh and structure of the mantle (a JAX pytree; all fields float64).
+
+    N = number of cells = number of basic nodes − 1. Basic nodes r_0 = r_c < … < r_N = R;
+    cell i spans [r_i, r_{i+1}] and has its staggered node between them. Radial
+    derivatives on either mesh: d/dr = (d/dξ)(dξ/dr).
+
+    Fields (shape, units):
+        r_basic (N+1,) m, r_stag (N,) m: node radii.
+        xi_basic (N+1,) m, xi_stag (N,) m: mass coordinate ξ (ξ = r on a radius mesh);
+            uniform in ξ on a mass-coordinate mesh, staggered ξ at the basic midpoints.
+        area_basic (N+1,) m²: 4π r².
+        volume_stag (N,) m³: 4/3 π (r_{i+1}³ − r_i³).
+        mass_stag (N,) kg: ∫ 4π r² ρ dr over each cell (structure density).
+        P_basic (N+1,), P_stag (N,) Pa: static pressure.
+        g_basic (N+1,), g_stag (N,) m/s²: gravity (magnitude, pointing inward).
+        rho_basic (N+1,), rho_stag (N,) kg/m³: static structure density.
+        dxidr_basic (N+1,), dxidr_stag (N,) dimensionless: ρ r²/(ρ̄ ξ²) (1 on a radius mesh).
+        mixing_length_basic (N+1,), mixing_length_stag (N,) m: mixing length l.
+        inner_radius, outer_radius () m: r_c, R.
+        core_mass () kg: 4/3 π r_c³ ρ_core.
+        mantle_mass () kg: M(R).
+        mean_density () kg/m³: ρ̄ = M_mantle / (4/3 π (R³ − r_c³)).
+        surface_pressure () Pa: P(R).
+
+    ``MESH_ARRAYS_FIELDS`` holds the same information as data.
+    """
+
+    r_basic: jax.Array
+    r_stag: jax.Array
+    xi_basic: jax.Array
+    xi_stag: jax.Array
+    area_basic: jax.Array
+    volume_stag: jax.Array
+    mass_stag: jax.Array
+    P_basic: jax.Array
+    P_stag: jax.Array
+    g_basic: jax.Array
+    g_stag: jax.Array
+    rho_basic: jax.Array
+    rho_stag: jax.Array
+    dxidr_basic: jax.Array
+    dxidr_stag: jax.Array
+    mixing_length_basic: jax.Array
+    mixing_length_stag: jax.Array
+    inner_radius: jax.Array
+    outer_radius: jax.Array
+    core_mass: jax.Array
+    mantle_mass: jax.Array
+    mean_density: jax.Array
+    surface_pressure: jax.Array
+
+    @property
+    def number_of_cells(self) -> int:
+        """N (static: read from an array shape)."""
+        return self.r_stag.shape[-1]
+
+    @property
+    def number_of_nodes(self) -> int:
+        """N + 1 basic nodes."""
+        return self.r_basic.shape[-1]
+
+    @classmethod
+    def from_numpy(cls, **fields) -> "MeshArrays":
+        """Build from host arrays/scalars, converting each to a float64 JAX array and
+        checking shapes against ``MESH_ARRAYS_FIELDS``."""
+        names = [f.name for f in dataclasses.fields(cls)]
+        missing = sorted(set(names) - set(fields))
+        extra = sorted(set(fields) - set(names))
+        if missing or extra:
+            raise TypeError(f"MeshArrays.from_numpy: missing {missing}, unexpected {extra}")
+        n = np.shape(fields["r_stag"])[0]
+        expected = {"(N+1,)": (n + 1,), "(N,)": (n,), "()": ()}
+        out = {}
+        for name in names:
+            arr = np.asarray(fields[name], dtype=np.float64)
+            want = expected[MESH_ARRAYS_FIELDS[name].shape]
+            if arr.shape != want:
+                raise ValueError(f"MeshArrays.{name}: shape {arr.shape}, expected {want}")
+            out[name] = jnp.asarray(arr, dtype=jnp.float64)
+        return cls(**out)
+
+    def to_numpy(self) -> dict[str, np.ndarray]:
+        """All fields as host NumPy arrays (0-d arrays for the scalars)."""
+        return {f.name: np.asarray(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+
+jax.tree_util.register_dataclass(
+    MeshArrays,
+    data_fields=[f.name for f in dataclasses.fields(MeshArrays)],
+    meta_fields=[],
+)
+
+assert list(MESH_ARRAYS_FIELDS) == [f.name for f in dataclasses.fields(MeshArrays)]
