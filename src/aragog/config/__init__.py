@@ -1,0 +1,46 @@
+"""aragog configuration: TOML file → typed, validated, mutable parameters.
+
+>>> from aragog.config import load_config, to_toml
+>>> params = load_config("input/earth.toml", overrides={"mesh.number_of_nodes": 80})
+>>> params.solver.end_time = 2.0e6        # mutable: a coupling framework changes inputs
+>>> params.validate()                     # re-checks everything; raises ConfigError
+
+The keys, defaults and units are in ``docs/config.md`` (generated from :mod:`.schema`).
+This package does not import JAX.
+"""
+
+from __future__ import annotations
+
+from .loader import build_parameters, load_config, parse_overrides
+from .params import (
+    BoundaryConditionsParams,
+    EnergyParams,
+    EOSParams,
+    InitialConditionParams,
+    MeshParams,
+    OutputParams,
+    Parameters,
+    PhaseMixedParams,
+    PhaseParams,
+    RadionuclideParams,
+    SolverParams,
+)
+from .toml_writer import to_toml
+
+__all__ = [
+    "load_config",
+    "parse_overrides",
+    "build_parameters",
+    "to_toml",
+    "Parameters",
+    "SolverParams",
+    "BoundaryConditionsParams",
+    "MeshParams",
+    "EnergyParams",
+    "InitialConditionParams",
+    "PhaseParams",
+    "PhaseMixedParams",
+    "RadionuclideParams",
+    "EOSParams",
+    "OutputParams",
+]
