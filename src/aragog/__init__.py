@@ -13,6 +13,15 @@ try:
 except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0.1.0"
 
+from aragog.config import Parameters, load_config
 from aragog.errors import AragogError, ConfigError, EOSError, StructureError
 
-__all__ = ["__version__", "AragogError", "ConfigError", "EOSError", "StructureError"]
+__all__ = [
+    "__version__",
+    "load_config",
+    "Parameters",
+    "AragogError",
+    "ConfigError",
+    "EOSError",
+    "StructureError",
+]

@@ -1,0 +1,88 @@
+"""Equation of state: SPIDER-format P-S tables, the bundled model, lookups, two-phase evaluator.
+
+Modules: :mod:`~aragog.eos.spider_format` (one file), :mod:`~aragog.eos.tables` (the
+table-set pytree, load/write, identity), :mod:`~aragog.eos.bundled` (the default model,
+its generation and cache), :mod:`~aragog.eos.lookup` (pure-JAX interpolation),
+:mod:`~aragog.eos.phase` (two-phase and constant-property evaluators),
+:mod:`~aragog.eos.check` (table checks). ``docs/eos_tables.md`` describes the format and
+the bundled model.
+
+Typical use::
+
+    from aragog import eos
+    tables = eos.default_table_set().to_jax()        # or eos.load_table_set(dir).to_jax()
+    key = tables.identity()                          # static key for compiled functions
+    f = jax.jit(eos.evaluate_phase)
+    state = f(tables, eos.MaterialParams(), P, S)    # PhaseState of arrays shaped like P, S
+"""
+
+from __future__ import annotations
+
+from aragog.eos.spider_format import read_table_1d, read_table_2d, write_table_1d, write_table_2d
+from aragog.eos.tables import (
+    EOSTables,
+    PhaseBoundary,
+    PhaseTable,
+    TableIdentity,
+    describe_table_set,
+    load_table_set,
+    write_table_set,
+)
+from aragog.eos.bundled import (
+    BUNDLED_MODELS,
+    DEFAULT_NP,
+    DEFAULT_NS,
+    MODEL_NAME,
+    MODEL_VERSION,
+    BundledModel,
+    default_table_dir,
+    default_table_set,
+    generate_default_tables,
+    write_default_tables,
+)
+from aragog.eos.lookup import bilinear, interp1d, interp1d_slope, lookup_phase
+from aragog.eos.phase import (
+    ConstantParams,
+    MaterialParams,
+    PhaseState,
+    evaluate_constant,
+    evaluate_phase,
+    tanh_weight,
+)
+from aragog.eos.check import TableCheckReport, check_table_set
+
+__all__ = [
+    "read_table_1d",
+    "read_table_2d",
+    "write_table_1d",
+    "write_table_2d",
+    "EOSTables",
+    "PhaseBoundary",
+    "PhaseTable",
+    "TableIdentity",
+    "describe_table_set",
+    "load_table_set",
+    "write_table_set",
+    "BUNDLED_MODELS",
+    "DEFAULT_NP",
+    "DEFAULT_NS",
+    "MODEL_NAME",
+    "MODEL_VERSION",
+    "BundledModel",
+    "default_table_dir",
+    "default_table_set",
+    "generate_default_tables",
+    "write_default_tables",
+    "bilinear",
+    "interp1d",
+    "interp1d_slope",
+    "lookup_phase",
+    "ConstantParams",
+    "MaterialParams",
+    "PhaseState",
+    "evaluate_constant",
+    "evaluate_phase",
+    "tanh_weight",
+    "TableCheckReport",
+    "check_table_set",
+]
