@@ -1,0 +1,153 @@
+"""Integrator back ends behind one interface (in the style of ``scipy.integrate.solve_ivp``).
+
+``integrate(problem, t_eval, y0, method="cvode", rtol=..., atol=..., max_steps=...)`` runs
+SUNDIALS CVODE through scikits.odes (``method="cvode"``) or scipy's BDF / Radau steppers
+(``"scipy-bdf"``, ``"scipy-radau"``) and returns an :class:`IntegrationResult` with the same
+fields whichever ran. When CVODE is asked for but scikits.odes cannot be imported, the
+integration falls back to scipy BDF *loudly* (an :class:`IntegratorFallbackWarning` and a
+logging warning, both naming the fallback) and the result records
+``integrator="scipy-bdf"``.
+
+Failures never escape as exceptions: a callback that raises or returns non-finite values,
+an exhausted step budget, a rejected tolerance all become ``status < 0`` and a message.
+Only caller mistakes (wrong ``y0`` length, unsorted ``t_eval``, unknown method) raise
+``ValueError``.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import numpy as np
+
+from aragog.solver.backends.common import (
+    CallbackFailure,
+    CallbackGuard,
+    IntegrationResult,
+    OdeProblem,
+    OdeProblemLike,
+)
+
+__all__ = [
+    "integrate",
+    "cvode_available",
+    "IntegrationResult",
+    "OdeProblem",
+    "OdeProblemLike",
+    "IntegratorFallbackWarning",
+    "METHODS",
+    "CallbackGuard",
+    "CallbackFailure",
+]
+
+logger = logging.getLogger("aragog.solver.backends")
+
+#: accepted ``method`` names -> canonical integrator name
+METHODS = {
+    "cvode": "cvode",
+    "scipy-bdf": "scipy-bdf",
+    "bdf": "scipy-bdf",
+    "scipy-radau": "scipy-radau",
+    "radau": "scipy-radau",
+}
+
+
+class IntegratorFallbackWarning(RuntimeWarning):
+    """CVODE was requested but is unavailable; another integrator ran instead."""
+
+
+def cvode_available() -> bool:
+    """Whether scikits.odes' SUNDIALS CVODE wrapper (``scikits_odes_sundials.cvode``) imports."""
+    try:
+        from scikits_odes_sundials.cvode import CVODE  # noqa: F401
+    except Exception:  # noqa: BLE001 - ImportError, or a broken shared library (OSError)
+        return False
+    return True
+
+
+def integrate(
+    problem,
+    t_eval,
+    y0,
+    *,
+    method: str = "cvode",
+    rtol: float = 1e-6,
+    atol=1e-9,
+    max_steps: int = 5000,
+    event=None,
+    linsolver: str = "band",
+    first_step: float | None = None,
+    max_step: float | None = None,
+) -> IntegrationResult:
+    """Integrate ``dy/dt = f(t, y)`` from ``t_eval[0]`` and report at every ``t_eval``.
+
+    Args:
+        problem: an :class:`OdeProblemLike` (``rhs_into``, ``jac_into`` [band storage by
+            default, or dense when ``problem.jac_layout == "dense"``, or ``None``], ``n``,
+            ``ml``, ``mu``), e.g. ``JitPair.bind(args)``.
+        t_eval: output times, strictly monotonic, at least two; ``t_eval[0]`` is the start
+            time (and is the first output).
+        y0: initial state ``(n,)``.
+        method: ``"cvode"`` (default), ``"scipy-bdf"`` (alias ``"bdf"``) or
+            ``"scipy-radau"`` (``"radau"``).
+        rtol: relative tolerance (scalar).
+        atol: absolute tolerance, scalar or ``(n,)``.
+        max_steps: most internal steps between two consecutive output times (CVODE's
+            ``mxstep``; 0 means CVODE's default 500, negative means no limit). The scipy
+            back ends count steps the same way.
+        event: ``None`` or ``g(t, y) -> float``; the integration stops (status 1) at the first
+            sign change of ``g`` (either direction; a zero at the start is not an event).
+        linsolver: CVODE only: ``"band"`` (default) or ``"dense"``.
+        first_step, max_step: optional initial / maximum step size.
+
+    Returns:
+        :class:`IntegrationResult`; ``integrator`` names what actually ran.
+
+    Raises:
+        ValueError: unknown ``method``/``linsolver``, ``y0`` not of length ``problem.n``,
+            ``t_eval`` not 1-D, shorter than 2, non-finite or not strictly monotonic.
+    """
+    try:
+        name = METHODS[method.lower()]
+    except (KeyError, AttributeError):
+        raise ValueError(
+            f"integrate: unknown method {method!r} (choose from {', '.join(METHODS)})"
+        ) from None
+    if linsolver not in ("band", "dense"):
+        raise ValueError(f"integrate: linsolver must be 'band' or 'dense', got {linsolver!r}")
+    t_eval = np.asarray(t_eval, dtype=np.float64)
+    if t_eval.ndim != 1 or t_eval.size < 2:
+        raise ValueError(f"integrate: t_eval must be 1-D with at least 2 times, got shape {t_eval.shape}")
+    if not np.all(np.isfinite(t_eval)):
+        raise ValueError("integrate: t_eval contains non-finite times")
+    steps = np.diff(t_eval)
+    if not (np.all(steps > 0) or np.all(steps < 0)):
+        raise ValueError("integrate: t_eval must be strictly increasing (or strictly decreasing)")
+    y0 = np.array(y0, dtype=np.float64)
+    if y0.shape != (int(problem.n),):
+        raise ValueError(f"integrate: y0 has shape {y0.shape}, the problem has n = {problem.n}")
+
+    if name == "cvode" and not cvode_available():
+        fallback = "scipy-bdf"
+        text = (
+            "scikits.odes (SUNDIALS CVODE) cannot be imported; integrating with the fallback "
+            f"integrator {fallback} (scipy.integrate.BDF) instead of cvode"
+        )
+        warnings.warn(text, IntegratorFallbackWarning, stacklevel=2)
+        logger.warning(text)
+        name = fallback
+
+    if name == "cvode":
+        from aragog.solver.backends.cvode import integrate_cvode
+
+        return integrate_cvode(
+            problem, t_eval, y0, rtol=rtol, atol=atol, max_steps=max_steps, event=event,
+            linsolver=linsolver, first_step=first_step, max_step=max_step,
+        )
+    from aragog.solver.backends.scipy_ivp import integrate_scipy
+
+    return integrate_scipy(
+        problem, t_eval, y0, method=name, rtol=rtol, atol=atol, max_steps=max_steps,
+        event=event, first_step=first_step, max_step=max_step,
+    )

@@ -1,0 +1,480 @@
+"""Compile the right-hand side and its Jacobian once, call them many times, count everything.
+
+A :class:`JitPair` holds ahead-of-time compiled XLA programs for ``rhs(t, y, args)``, its
+Jacobian ``d rhs / d y`` (band storage by default, see :mod:`aragog.solver.jacobian`) and any
+extra programs of the same signature (diagnostics, event functions). ``args`` is a pytree of
+arrays that is *traced*: every call may pass different values (a new mesh, new boundary
+values, new EOS table contents) without a retrace, as long as the tree structure, the leaf
+shapes and the dtypes are those of the example the pair was built from. Static options are
+closed over by the caller (``functools.partial`` with hashable options); when they change the
+caller builds a new pair.
+
+Two call paths:
+
+- ``pair.rhs(t, y, args)`` / ``pair.jac`` / ``pair.call(name, ...)``: convenient, checks and
+  flattens ``args`` on every call.
+- ``bound = pair.bind(args)``: checks and flattens ``args`` once, packs the small leaves into
+  one buffer per dtype (every call argument costs dispatch time) and puts everything on the
+  device; ``bound.rhs_into(t, y, out)`` and ``bound.jac_into(t, y, out)`` then call the
+  compiled executables with the fewest Python operations and write into a preallocated
+  array. This is what integrator callbacks use (``bound`` satisfies
+  :class:`aragog.solver.backends.OdeProblemLike`).
+
+On CPU, ``jax_cpu_enable_async_dispatch=False`` (set before the first computation) makes each
+call run on the calling thread; for microsecond programs that is markedly faster than the
+default hand-off to a worker thread.
+
+``pair.stats`` reports per program: traces (counted by a Python counter inside the traced
+body), compiles, seconds spent tracing + lowering and compiling, calls and seconds in calls.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from aragog._jax import jax, jnp
+from aragog.solver.jacobian import banded_jacobian, dense_jacobian
+
+__all__ = ["JitPair", "BoundPair", "ProgramStats"]
+
+logger = logging.getLogger("aragog.solver.jitpair")
+
+_RESERVED = ("rhs", "jac")
+
+
+class ProgramStats:
+    """Counters of one compiled program (mutable; ``as_dict()`` for a snapshot)."""
+
+    __slots__ = ("traces", "compiles", "trace_seconds", "compile_seconds", "calls", "call_seconds")
+
+    def __init__(self) -> None:
+        self.traces = 0
+        self.compiles = 0
+        self.trace_seconds = 0.0
+        self.compile_seconds = 0.0
+        self.calls = 0
+        self.call_seconds = 0.0
+
+    def as_dict(self) -> dict[str, int | float]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __repr__(self) -> str:
+        return f"ProgramStats({self.as_dict()})"
+
+
+class _Program:
+    """One function of ``(t, y, *flat_args)`` and, once compiled, its executable."""
+
+    __slots__ = ("name", "flat_fn", "compiled", "stats", "out_tree")
+
+    def __init__(self, name: str, flat_fn: Callable, stats: ProgramStats):
+        self.name = name
+        self.flat_fn = flat_fn
+        self.compiled = None
+        self.stats = stats
+        self.out_tree = None
+
+
+class _PackLayout:
+    """How the args leaves travel into the compiled programs.
+
+    Every argument of a compiled call costs dispatch time (~0.3 us each on CPU), and an
+    aragog ``args`` tree has dozens of small leaves (scales, boundary values, mesh arrays).
+    So leaves with at most ``pack_max`` elements are packed, per dtype, into one flat
+    buffer each and sliced back (static offsets) inside the program; larger leaves (EOS
+    tables) are passed as they are, so no program ever slices a big table out of a buffer.
+    """
+
+    def __init__(self, specs, pack_max: int):
+        self.specs = specs
+        groups: dict[np.dtype, list[tuple[int, int, int, tuple]]] = {}
+        totals: dict[np.dtype, int] = {}
+        self.big: list[int] = []
+        for index, (shape, dtype) in enumerate(specs):
+            size = int(np.prod(shape, dtype=np.int64))
+            if size <= pack_max:
+                offset = totals.get(dtype, 0)
+                groups.setdefault(dtype, []).append((index, offset, size, shape))
+                totals[dtype] = offset + size
+            else:
+                self.big.append(index)
+        self.groups = [(dtype, entries, totals[dtype]) for dtype, entries in groups.items()]
+        self.n_inputs = len(self.groups) + len(self.big)
+
+    def abstract_inputs(self) -> list:
+        sds = jax.ShapeDtypeStruct
+        out = [sds((total,), dtype) for dtype, _, total in self.groups]
+        out += [sds(self.specs[i][0], self.specs[i][1]) for i in self.big]
+        return out
+
+    def pack(self, leaves: list) -> list:
+        """Host-side: the list of call inputs from checked leaves."""
+        out = []
+        for dtype, entries, total in self.groups:
+            buf = np.empty(total, dtype=dtype)
+            for index, offset, size, _ in entries:
+                buf[offset:offset + size] = np.ravel(np.asarray(leaves[index], dtype=dtype))
+            out.append(buf)
+        out += [leaves[i] for i in self.big]
+        return out
+
+    def unpack(self, inputs) -> list:
+        """Traced: the leaves from the call inputs (static slices of the packed buffers)."""
+        leaves = [None] * len(self.specs)
+        for (dtype, entries, _), buf in zip(self.groups, inputs[: len(self.groups)]):
+            for index, offset, size, shape in entries:
+                leaves[index] = buf[offset:offset + size].reshape(shape)
+        for index, arr in zip(self.big, inputs[len(self.groups):]):
+            leaves[index] = arr
+        return leaves
+
+
+class JitPair:
+    """Ahead-of-time compiled ``rhs``, Jacobian and extra programs of ``(t, y, args)``.
+
+    Args:
+        rhs_fn: pure JAX function ``rhs_fn(t, y, args) -> (n_state,)``; ``t`` a float64
+            scalar, ``y`` float64 ``(n_state,)``, ``args`` a pytree of arrays. Static options
+            must already be closed over.
+        n_state: size of the state vector.
+        args_example: a pytree like the ``args`` of every later call. Only its structure,
+            leaf shapes and dtypes are used (values are not baked in).
+        ml, mu: lower and upper bandwidths of ``d rhs / d y``.
+        jacobian: ``"banded"`` (default; band storage ``(ml + mu + 1, n_state)`` by colored
+            forward-mode products) or ``"dense"`` (``(n_state, n_state)`` by ``jax.jacfwd``).
+        extra: optional mapping ``name -> fn(t, y, args)`` of further programs compiled with
+            the same signature (e.g. ``"diagnostics"`` returning a pytree, ``"event"``
+            returning a scalar). Names ``"rhs"`` and ``"jac"`` are reserved.
+        lazy: compile each program at its first call instead of in the constructor.
+        pack_max: leaves of ``args`` with at most this many elements are packed into one
+            buffer per dtype for the call (fewer arguments, less dispatch time); larger
+            leaves are passed separately. 0 disables packing.
+        name: prefix of the compiled programs' names (appears in XLA dumps and logs).
+
+    Raises:
+        ValueError: ``rhs_fn`` does not return shape ``(n_state,)``, a bad ``jacobian`` mode,
+            a reserved or duplicate extra name.
+    """
+
+    def __init__(
+        self,
+        rhs_fn: Callable,
+        n_state: int,
+        args_example: Any,
+        ml: int,
+        mu: int,
+        jacobian: str = "banded",
+        extra: Mapping[str, Callable] | None = None,
+        *,
+        lazy: bool = False,
+        pack_max: int = 4096,
+        name: str = "aragog",
+    ):
+        if jacobian not in ("banded", "dense"):
+            raise ValueError(f"JitPair: jacobian must be 'banded' or 'dense', got {jacobian!r}")
+        self.n = int(n_state)
+        self.ml = int(ml)
+        self.mu = int(mu)
+        if self.n < 1:
+            raise ValueError(f"JitPair: n_state must be >= 1, got {n_state}")
+        if self.ml < 0 or self.mu < 0:
+            raise ValueError(f"JitPair: band widths must be >= 0, got ml={ml}, mu={mu}")
+        self.jacobian = jacobian
+        #: layout of ``jac`` output: ``"band"`` (ml + mu + 1, n) or ``"dense"`` (n, n)
+        self.jac_layout = "band" if jacobian == "banded" else "dense"
+        self.rhs_fn = rhs_fn
+        self.name = name
+
+        # Signature of args: tree structure, leaf names, shapes, dtypes.
+        path_leaves, self._treedef = jax.tree_util.tree_flatten_with_path(args_example)
+        self._leaf_names = tuple(jax.tree_util.keystr(path) or "<root>" for path, _ in path_leaves)
+        specs = []
+        for _, leaf in path_leaves:
+            arr = jnp.asarray(leaf) if not isinstance(leaf, np.ndarray) else leaf
+            specs.append((tuple(np.shape(arr)), np.dtype(arr.dtype)))
+        self._leaf_specs = tuple(specs)
+        self._layout = _PackLayout(self._leaf_specs, int(pack_max))
+
+        treedef = self._treedef
+        ml_, mu_ = self.ml, self.mu
+
+        def rhs_of(t, y, args):
+            return rhs_fn(t, y, args)
+
+        if jacobian == "banded":
+            jac_y = banded_jacobian(lambda y, t, args: rhs_fn(t, y, args), ml_, mu_)
+        else:
+            jac_y = dense_jacobian(lambda y, t, args: rhs_fn(t, y, args))
+
+        def jac_of(t, y, args):
+            return jac_y(y, t, args)
+
+        functions: dict[str, Callable] = {"rhs": rhs_of, "jac": jac_of}
+        for key, fn in (extra or {}).items():
+            if key in _RESERVED:
+                raise ValueError(f"JitPair: extra program name {key!r} is reserved")
+            if not callable(fn):
+                raise ValueError(f"JitPair: extra program {key!r} is not callable")
+            functions[str(key)] = fn
+
+        self._programs: dict[str, _Program] = {}
+        for key, fn in functions.items():
+            stats = ProgramStats()
+            self._programs[key] = _Program(key, self._make_flat(key, fn, treedef, stats), stats)
+
+        if not lazy:
+            for key in self._programs:
+                self._compile(key)
+
+    # ------------------------------------------------------------------ compilation
+    def _make_flat(self, key: str, fn: Callable, treedef, stats: ProgramStats) -> Callable:
+        layout = self._layout
+
+        def flat(t, y, *inputs):
+            stats.traces += 1  # runs only while JAX traces this function
+            args = jax.tree_util.tree_unflatten(treedef, layout.unpack(inputs))
+            return fn(t, y, args)
+
+        flat.__name__ = f"{self.name}_{key}"
+        flat.__qualname__ = flat.__name__
+        return flat
+
+    def _abstract_inputs(self) -> list:
+        sds = jax.ShapeDtypeStruct
+        inputs = [sds((), jnp.float64), sds((self.n,), jnp.float64)]
+        return inputs + self._layout.abstract_inputs()
+
+    def _compile(self, key: str) -> _Program:
+        prog = self._programs[key]
+        if prog.compiled is not None:
+            return prog
+        t0 = time.perf_counter()
+        lowered = jax.jit(prog.flat_fn).lower(*self._abstract_inputs())
+        t1 = time.perf_counter()
+        compiled = lowered.compile()
+        t2 = time.perf_counter()
+        prog.stats.trace_seconds += t1 - t0
+        prog.stats.compile_seconds += t2 - t1
+        prog.stats.compiles += 1
+        prog.out_tree = compiled.out_tree
+        self._check_output(key, compiled)
+        prog.compiled = compiled
+        logger.debug(
+            "compiled %s_%s: trace+lower %.3f s, compile %.3f s", self.name, key, t1 - t0, t2 - t1
+        )
+        return prog
+
+    def _check_output(self, key: str, compiled) -> None:
+        if key not in _RESERVED:
+            return
+        out = compiled.out_info
+        expected = (self.n,) if key == "rhs" else (
+            (self.ml + self.mu + 1, self.n) if self.jac_layout == "band" else (self.n, self.n)
+        )
+        shape = getattr(out, "shape", None)
+        if shape != expected:
+            raise ValueError(
+                f"JitPair: {key} returns {out}, expected an array of shape {expected} "
+                f"(n_state={self.n}, ml={self.ml}, mu={self.mu})"
+            )
+
+    def compile(self, *names: str) -> None:
+        """Compile the named programs now (all when none is named); already compiled ones are kept."""
+        for key in names or tuple(self._programs):
+            self._program(key, compile=True)
+
+    # ------------------------------------------------------------------ args checking
+    @property
+    def programs(self) -> tuple[str, ...]:
+        """Names of the programs of this pair (``"rhs"``, ``"jac"`` and the extras)."""
+        return tuple(self._programs)
+
+    @property
+    def args_signature(self) -> tuple:
+        """``(treedef, ((leaf name, shape, dtype), ...))`` the pair was compiled for."""
+        return self._treedef, tuple(
+            (name, shape, dtype) for name, (shape, dtype) in zip(self._leaf_names, self._leaf_specs)
+        )
+
+    def flatten_args(self, args: Any) -> list:
+        """Check ``args`` against the compiled signature and return its leaves as arrays.
+
+        Leaves are converted to the compiled dtype when the cast is of the same kind or safe
+        (a Python float for a float64 scalar, an int array for a float array); a different
+        tree structure, a different leaf shape or an unsafe cast raises ``ValueError`` naming
+        the leaf (the caller must build a new pair).
+        """
+        leaves, treedef = jax.tree_util.tree_flatten(args)
+        if treedef != self._treedef:
+            raise ValueError(
+                "JitPair: args pytree structure differs from the compiled one "
+                f"(got {treedef}, compiled for {self._treedef}); build a new JitPair"
+            )
+        out = []
+        for leaf, name, (shape, dtype) in zip(leaves, self._leaf_names, self._leaf_specs):
+            leaf_shape = tuple(np.shape(leaf))
+            if leaf_shape != shape:
+                raise ValueError(
+                    f"JitPair: args leaf {name} has shape {leaf_shape}, the pair was compiled "
+                    f"for shape {shape}; build a new JitPair"
+                )
+            leaf_dtype = np.result_type(leaf) if not hasattr(leaf, "dtype") else np.dtype(leaf.dtype)
+            if leaf_dtype != dtype:
+                if not np.can_cast(leaf_dtype, dtype, casting="same_kind"):
+                    raise ValueError(
+                        f"JitPair: args leaf {name} has dtype {leaf_dtype}, the pair was "
+                        f"compiled for {dtype} (no safe cast); build a new JitPair"
+                    )
+                leaf = np.asarray(leaf, dtype=dtype)
+            out.append(leaf)
+        return out
+
+    def _check_state(self, t, y) -> tuple[float, np.ndarray]:
+        y = np.asarray(y, dtype=np.float64)
+        if y.shape != (self.n,):
+            raise ValueError(f"JitPair: y has shape {y.shape}, the pair was compiled for ({self.n},)")
+        return float(t), y
+
+    def _program(self, key: str, compile: bool = True) -> _Program:
+        try:
+            prog = self._programs[key]
+        except KeyError:
+            raise ValueError(
+                f"JitPair: no program named {key!r} (have {', '.join(self._programs)})"
+            ) from None
+        if prog.compiled is None and compile:
+            self._compile(key)
+        return prog
+
+    # ------------------------------------------------------------------ convenient calls
+    def call(self, name: str, t: float, y: np.ndarray, args: Any) -> Any:
+        """Evaluate program ``name`` at ``(t, y, args)``; returns NumPy arrays (same pytree)."""
+        prog = self._program(name)
+        t, y = self._check_state(t, y)
+        inputs = self._layout.pack(self.flatten_args(args))
+        t0 = time.perf_counter()
+        out = prog.compiled(t, y, *inputs)
+        out = jax.tree_util.tree_map(np.array, out)
+        prog.stats.calls += 1
+        prog.stats.call_seconds += time.perf_counter() - t0
+        return out
+
+    def rhs(self, t: float, y: np.ndarray, args: Any) -> np.ndarray:
+        """``dy/dt`` as a float64 NumPy array ``(n,)``."""
+        return self.call("rhs", t, y, args)
+
+    def jac(self, t: float, y: np.ndarray, args: Any) -> np.ndarray:
+        """Jacobian as float64 NumPy: band storage ``(ml + mu + 1, n)`` or dense ``(n, n)``."""
+        return self.call("jac", t, y, args)
+
+    def bind(self, args: Any) -> "BoundPair":
+        """Check and flatten ``args`` once; return the fast callback object for one solve."""
+        return BoundPair(self, args)
+
+    # ------------------------------------------------------------------ counters
+    @property
+    def stats(self) -> dict[str, dict[str, int | float]]:
+        """Snapshot ``{program: {'traces', 'compiles', 'trace_seconds', 'compile_seconds',
+        'calls', 'call_seconds'}}``."""
+        return {key: prog.stats.as_dict() for key, prog in self._programs.items()}
+
+    def reset_call_counters(self) -> None:
+        """Zero ``calls`` and ``call_seconds`` of every program (trace/compile counts stay)."""
+        for prog in self._programs.values():
+            prog.stats.calls = 0
+            prog.stats.call_seconds = 0.0
+
+    def __repr__(self) -> str:
+        return (
+            f"JitPair(name={self.name!r}, n={self.n}, ml={self.ml}, mu={self.mu}, "
+            f"jacobian={self.jacobian!r}, programs={list(self._programs)})"
+        )
+
+
+class BoundPair:
+    """A :class:`JitPair` with one ``args`` bound: the integrator's callback object.
+
+    Attributes ``n``, ``ml``, ``mu``, ``jac_layout`` and the methods ``rhs_into``,
+    ``jac_into`` make it an :class:`aragog.solver.backends.OdeProblem`.
+
+    ``rhs_into(t, y, out)`` writes ``dy/dt`` into ``out`` (float64 ``(n,)``), ``jac_into(t, y,
+    out)`` writes the Jacobian (band storage ``(ml + mu + 1, n)`` or dense ``(n, n)``, as
+    ``jac_layout`` says). Both count calls and seconds in the pair's ``stats``. Exceptions of
+    the compiled call propagate (the integrator adapters turn them into recoverable errors).
+    """
+
+    def __init__(self, pair: JitPair, args: Any):
+        self.pair = pair
+        self.n = pair.n
+        self.ml = pair.ml
+        self.mu = pair.mu
+        self.jac_layout = pair.jac_layout
+        inputs = pair._layout.pack(pair.flatten_args(args))
+        # Device-resident, packed inputs: no host->device transfer of args per call.
+        self._inputs = tuple(jax.device_put(x) for x in inputs)
+        self.rhs_into = self._make_into("rhs")
+        self.jac_into = self._make_into("jac")
+
+    def _make_into(self, key: str) -> Callable[[float, np.ndarray, np.ndarray], None]:
+        prog = self.pair._program(key)
+        compiled = prog.compiled
+        stats = prog.stats
+        inputs = self._inputs
+        clock = time.perf_counter
+        copyto = np.copyto
+
+        def into(t, y, out):
+            t0 = clock()
+            copyto(out, compiled(float(t), y, *inputs))
+            stats.calls += 1
+            stats.call_seconds += clock() - t0
+
+        into.__name__ = f"{key}_into"
+        return into
+
+    def call(self, name: str, t: float, y: np.ndarray) -> Any:
+        """Evaluate program ``name`` with the bound args; NumPy arrays (same pytree)."""
+        prog = self.pair._program(name)
+        t0 = time.perf_counter()
+        out = prog.compiled(float(t), np.asarray(y, dtype=np.float64), *self._inputs)
+        out = jax.tree_util.tree_map(np.array, out)
+        prog.stats.calls += 1
+        prog.stats.call_seconds += time.perf_counter() - t0
+        return out
+
+    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        out = np.empty(self.n)
+        self.rhs_into(t, y, out)
+        return out
+
+    def jac(self, t: float, y: np.ndarray) -> np.ndarray:
+        shape = (self.ml + self.mu + 1, self.n) if self.jac_layout == "band" else (self.n, self.n)
+        out = np.empty(shape)
+        self.jac_into(t, y, out)
+        return out
+
+    def scalar_fn(self, name: str) -> Callable[[float, np.ndarray], float]:
+        """``g(t, y) -> float`` from a scalar-valued program (e.g. an event function)."""
+        prog = self.pair._program(name)
+        compiled = prog.compiled
+        stats = prog.stats
+        inputs = self._inputs
+        clock = time.perf_counter
+
+        def g(t, y):
+            t0 = clock()
+            value = float(compiled(float(t), y, *inputs))
+            stats.calls += 1
+            stats.call_seconds += clock() - t0
+            return value
+
+        g.__name__ = name
+        return g
+
+    def __repr__(self) -> str:
+        return f"BoundPair({self.pair!r})"
