@@ -18,6 +18,8 @@ from aragog.errors import AragogError, ConfigError, EOSError, StructureError
 
 __all__ = [
     "__version__",
+    "EntropySolver",
+    "SolverOutput",
     "load_config",
     "Parameters",
     "AragogError",
@@ -25,3 +27,12 @@ __all__ = [
     "EOSError",
     "StructureError",
 ]
+
+
+def __getattr__(name: str):
+    # The solver imports JAX: load it on first use so config-only users stay light.
+    if name in ("EntropySolver", "SolverOutput"):
+        from aragog import solver
+
+        return getattr(solver, name)
+    raise AttributeError(f"module 'aragog' has no attribute {name!r}")

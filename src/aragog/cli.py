@@ -1,6 +1,7 @@
 """The ``aragog`` command.
 
-Sub-commands (DESIGN.md): ``validate``, ``show-config``, ``eos generate``, ``eos check``.
+Sub-commands (DESIGN.md): ``run``, ``validate``, ``show-config``, ``eos generate``,
+``eos check``, ``plot``, ``inspect``.
 User errors (an :class:`~aragog.errors.AragogError`, or an OS error such as a missing or
 unwritable file) print one line, ``aragog: error: ...``, with no traceback, and exit 1;
 argument errors exit 2 (argparse).
@@ -35,6 +36,24 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (-vv: debug)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
+    p = sub.add_parser("run", help="integrate a config and write a netCDF file")
+    p.add_argument("config", help="TOML config file")
+    p.add_argument("--eos-dir", help="directory of SPIDER-format EOS tables (overrides eos.dir)")
+    p.add_argument("--out", help="netCDF output file (default: output.file, else CONFIG's name with .nc)")
+    _add_set_option(p)
+    p.add_argument("--jax-cache", metavar="DIR", help="persistent XLA compilation cache directory")
+    p.add_argument("--plot", action="store_true", help="also write a PNG summary figure next to the output")
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("plot", help="plot a run's netCDF output (PNG)")
+    p.add_argument("file", help="netCDF file written by aragog run")
+    p.add_argument("-o", "--output", help="PNG file (default: FILE with .png)")
+    p.set_defaults(func=_cmd_plot)
+
+    p = sub.add_parser("inspect", help="summarize a run's netCDF output")
+    p.add_argument("file", help="netCDF file written by aragog run")
+    p.set_defaults(func=_cmd_inspect)
+
     p = sub.add_parser("validate", help="check a config file and every file it refers to, without integrating")
     p.add_argument("config", help="TOML config file")
     _add_set_option(p)
@@ -64,6 +83,52 @@ def _load(args):
     from aragog.config import load_config
 
     return load_config(args.config, overrides=args.overrides)
+
+
+def _cmd_run(args) -> int:
+    import time
+
+    from aragog.solver import EntropySolver
+    from aragog.solver.cache import configure_compilation_cache
+
+    wall0 = time.perf_counter()
+    params = _load(args)
+    cache_dir = args.jax_cache or params.solver.jax_cache_dir
+    if cache_dir:
+        params.solver.jax_cache_dir = str(cache_dir)
+    configure_compilation_cache(params.solver.jax_cache_dir or None)
+    out_path = Path(args.out or params.output.file or Path(args.config).with_suffix(".nc").name)
+    solver = EntropySolver(params, eos_dir=args.eos_dir)
+    solver.initialize()
+    state = solver.solve()
+    written = solver.write_netcdf(out_path)
+    print(f"{args.config}: {state.message}")
+    print(f"  t = {state.time:.6g} yr   T_magma = {state.T_magma:.1f} K   Phi_global = {state.Phi_global:.4f}"
+          f"   F_surface = {state.F_surface:.4g} W/m2")
+    stats = solver.jit_stats
+    compile_s = sum(v["trace_seconds"] + v["compile_seconds"] for v in stats.values())
+    print(f"  integrator {state.integrator}: {state.nsteps} steps, {state.nfev} RHS and {state.njev} Jacobian calls;"
+          f" wall {time.perf_counter() - wall0:.1f} s (compiling {compile_s:.1f} s)")
+    print(f"  wrote {written}")
+    if args.plot:
+        from aragog.io import plot_run
+
+        print(f"  wrote {plot_run(written)}")
+    return 0 if state.status >= 0 else 1
+
+
+def _cmd_plot(args) -> int:
+    from aragog.io import plot_run
+
+    print(f"wrote {plot_run(args.file, args.output)}")
+    return 0
+
+
+def _cmd_inspect(args) -> int:
+    from aragog.io import summarize
+
+    print(summarize(args.file))
+    return 0
 
 
 def _cmd_validate(args) -> int:

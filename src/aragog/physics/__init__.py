@@ -1,0 +1,125 @@
+"""Pure-JAX physics of the entropy method: dS/dt, its diagnostics, heating, fluxes, BCs.
+
+Arrays in, arrays out; no I/O, no globals, no Python branching on traced values.
+Everything that varies between solves is a traced leaf of :class:`PhysicsInputs`; only
+:class:`PhysicsOptions` is static. docs/physics.md describes the discretisation.
+
+Typical use::
+
+    from aragog import eos, physics
+    from aragog.structure import build_mesh
+    mesh = build_mesh(6371e3, 3504e3, 81, core_density=10738.33)
+    inputs = physics.as_float64(physics.PhysicsInputs(
+        mesh=mesh, eos=eos.default_table_set().to_jax(), material=eos.MaterialParams(),
+        transport=physics.TransportParams(), boundary=physics.BoundaryParams(),
+        heating=physics.earth_heating_params(mesh.number_of_cells), scales=physics.Scales()))
+    options = physics.PhysicsOptions(surface_bc=1, core_bc="energy_balance")
+    f = jax.jit(physics.rhs, static_argnums=3)
+    y0 = physics.join_state(S_cells, None, inputs, options)
+    dydt = f(0.0, y0, inputs, options)
+"""
+
+from __future__ import annotations
+
+from aragog.physics.boundary import (
+    core_entropy_rate,
+    grey_body_flux,
+    quasi_steady_cmb_flux,
+    surface_entropy_for_temperature,
+    surface_flux,
+    utbl_radiating_temperature,
+)
+from aragog.physics.heating import (
+    EARTH_RADIONUCLIDES,
+    cell_heating,
+    earth_heating_params,
+    radiogenic_energy,
+    radiogenic_heating,
+)
+from aragog.physics.inputs import (
+    CORE_BCS,
+    SECONDS_PER_YEAR,
+    SIGMA_SB,
+    SURFACE_BCS,
+    BoundaryParams,
+    HeatingParams,
+    PhysicsInputs,
+    PhysicsOptions,
+    Scales,
+    TransportParams,
+    as_float64,
+)
+from aragog.physics.rhs import (
+    Diagnostics,
+    band_widths,
+    basic_node_entropy,
+    diagnostics,
+    global_melt_fraction,
+    join_state,
+    rhs,
+    split_state,
+    state_size,
+)
+from aragog.physics.transport import (
+    conductive_flux,
+    convective_flux,
+    eddy_diffusivity,
+    gravitational_separation_flux,
+    material_state,
+    mixing_flux,
+    mixing_length_diffusivity,
+    mush_weight,
+    permeability,
+    porosity,
+    thermal_eddy_diffusivity,
+)
+
+__all__ = [
+    # inputs
+    "PhysicsOptions",
+    "TransportParams",
+    "BoundaryParams",
+    "HeatingParams",
+    "Scales",
+    "PhysicsInputs",
+    "as_float64",
+    "SIGMA_SB",
+    "SECONDS_PER_YEAR",
+    "SURFACE_BCS",
+    "CORE_BCS",
+    # state and assembly
+    "state_size",
+    "band_widths",
+    "split_state",
+    "join_state",
+    "basic_node_entropy",
+    "rhs",
+    "diagnostics",
+    "Diagnostics",
+    "global_melt_fraction",
+    # heating
+    "radiogenic_heating",
+    "radiogenic_energy",
+    "cell_heating",
+    "earth_heating_params",
+    "EARTH_RADIONUCLIDES",
+    # boundary conditions
+    "surface_entropy_for_temperature",
+    "grey_body_flux",
+    "utbl_radiating_temperature",
+    "surface_flux",
+    "quasi_steady_cmb_flux",
+    "core_entropy_rate",
+    # transport
+    "material_state",
+    "conductive_flux",
+    "mixing_length_diffusivity",
+    "eddy_diffusivity",
+    "thermal_eddy_diffusivity",
+    "convective_flux",
+    "porosity",
+    "permeability",
+    "gravitational_separation_flux",
+    "mush_weight",
+    "mixing_flux",
+]

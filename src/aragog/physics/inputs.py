@@ -1,0 +1,206 @@
+"""Inputs of the physics functions: one static options object and traced parameter pytrees.
+
+Everything that can change between two solves of the same compiled program is a *traced*
+leaf of :class:`PhysicsInputs` (mesh arrays, EOS tables, material, transport, boundary
+and heating parameters, nondimensional scales). Only :class:`PhysicsOptions` is static: it
+is hashable and selects which code is traced (DESIGN.md, "The performance idea").
+
+Units are SI throughout (time in seconds); the one exception is
+:attr:`HeatingParams.concentration`, given in ppm of the element exactly as in the
+``[radionuclide_*]`` sections (the factor 1e-6 is applied inside
+:func:`aragog.physics.radiogenic_heating`).
+
+Leaves may be Python floats or arrays. A jitted function retraces when the *type* of a
+leaf changes (Python float vs float64 array), never when its value changes; pass inputs
+through :func:`as_float64` once so every leaf is a float64 JAX array.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from aragog._jax import jax, jnp
+
+__all__ = [
+    "SIGMA_SB",
+    "SECONDS_PER_YEAR",
+    "SURFACE_BCS",
+    "CORE_BCS",
+    "PhysicsOptions",
+    "TransportParams",
+    "BoundaryParams",
+    "HeatingParams",
+    "Scales",
+    "PhysicsInputs",
+    "as_float64",
+]
+
+#: Stefan–Boltzmann constant [W m-2 K-4] (PHYSICS.md; CODATA 2018).
+SIGMA_SB = 5.670374419e-8
+#: Julian year [s] (DESIGN.md conventions).
+SECONDS_PER_YEAR = 31_557_600.0
+
+#: Surface boundary conditions (CONFIG.md ``outer_boundary_condition``):
+#: 1 grey body, 4 prescribed flux, 5 prescribed temperature.
+SURFACE_BCS = (1, 4, 5)
+#: Core-mantle boundary modes: "flux" (``inner_boundary_condition = 2``), and the two core
+#: cooling modes of ``inner_boundary_condition = 1`` selected by ``core_bc``.
+CORE_BCS = ("flux", "quasi_steady", "energy_balance")
+
+
+@dataclasses.dataclass(frozen=True)
+class PhysicsOptions:
+    """Static switches (hashable: a jit static argument / part of a compiled-function key).
+
+    conduction, convection, gravitational_separation, mixing: flux terms at the basic
+        nodes; a term switched off contributes exactly zero and is not computed.
+    radionuclides, tidal: heating terms.
+    surface_bc: 1 grey body, 4 prescribed flux, 5 prescribed temperature.
+    utbl: ultra-thin boundary layer correction of the radiating temperature (only has an
+        effect with ``surface_bc == 1``; ignored otherwise).
+    core_bc: "flux" (prescribed CMB flux), "quasi_steady" (core cools in step with the
+        lowest cell), "energy_balance" (extra state slot holding dS/dr at the CMB).
+    constant_properties: ``PhysicsInputs.eos`` is an ``eos.ConstantParams`` (no phase
+        change: gravitational separation and mixing are identically zero) instead of an
+        ``eos.EOSTables``.
+    """
+
+    conduction: bool = True
+    convection: bool = True
+    gravitational_separation: bool = False
+    mixing: bool = False
+    radionuclides: bool = False
+    tidal: bool = False
+    surface_bc: int = 1
+    utbl: bool = False
+    core_bc: str = "energy_balance"
+    constant_properties: bool = False
+
+    def __post_init__(self):
+        for name in ("conduction", "convection", "gravitational_separation", "mixing",
+                     "radionuclides", "tidal", "utbl", "constant_properties"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise ValueError(f"PhysicsOptions.{name} must be a bool, got {value!r}")
+        if isinstance(self.surface_bc, bool) or self.surface_bc not in SURFACE_BCS:
+            raise ValueError(f"PhysicsOptions.surface_bc must be one of {SURFACE_BCS}, got {self.surface_bc!r}")
+        if self.core_bc not in CORE_BCS:
+            raise ValueError(f"PhysicsOptions.core_bc must be one of {CORE_BCS}, got {self.core_bc!r}")
+
+    @property
+    def energy_balance(self) -> bool:
+        """True when the state carries the extra dS/dr_cmb slot."""
+        return self.core_bc == "energy_balance"
+
+
+def _pytree(cls):
+    """Frozen dataclass registered as a pytree whose fields are all data (traced)."""
+    cls = dataclasses.dataclass(frozen=True)(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    return jax.tree_util.register_dataclass(cls, data_fields=names, meta_fields=[])
+
+
+@_pytree
+class TransportParams:
+    """Transport parameters (0-d; traced).
+
+    kappah_floor [m2/s]: minimum thermal eddy diffusivity where dS/dr < 0, modulated by
+        tw(phi, phi_rheo, phi_width) so that it fades out as the mantle solidifies.
+    eddy_thermal, eddy_chemical [-]: factors f_T, f_C on the mixing-length diffusivity;
+        a value <= 0 means a constant diffusivity |value| m2/s instead (SPIDER convention).
+    grain_size [m]: grain size of the permeability law (gravitational separation).
+    phi_rheo, phi_width [-]: rheological transition (centre, width) of the floor weight;
+        pass the same values as ``MaterialParams.phi_rheo/phi_width``.
+    """
+
+    kappah_floor: Any = 10.0
+    eddy_thermal: Any = 1.0
+    eddy_chemical: Any = 1.0
+    grain_size: Any = 1.0e-3
+    phi_rheo: Any = 0.4
+    phi_width: Any = 0.15
+
+
+@_pytree
+class BoundaryParams:
+    """Boundary-condition parameters (0-d; traced).
+
+    surface_value: prescribed surface flux [W/m2] (surface_bc 4) or temperature [K]
+        (surface_bc 5); unused for the grey body.
+    T_eq [K]: equilibrium temperature of the grey body.
+    emissivity [-]: grey-body emissivity.
+    utbl_const [K^-2]: c of the ultra-thin boundary layer, T_magma = T_rad + c T_rad^3.
+    cmb_flux [W/m2]: prescribed CMB flux (core_bc "flux").
+    core_cp [J/kg/K]: core heat capacity c_c.
+    tfac_core [-]: f, mean core temperature / CMB temperature.
+    """
+
+    surface_value: Any = 0.0
+    T_eq: Any = 0.0
+    emissivity: Any = 1.0
+    utbl_const: Any = 1.0e-7
+    cmb_flux: Any = 0.0
+    core_cp: Any = 880.0
+    tfac_core: Any = 1.147
+
+
+@_pytree
+class HeatingParams:
+    """Internal heating (traced).
+
+    tidal (N,) [W/kg]: tidal heating per cell.
+    Radionuclides, K isotopes (K may be 0: no radiogenic heating), arrays of shape (K,):
+        heat_production [W per kg of isotope], abundance [-] (isotope/element),
+        concentration [ppm of the element by mass; 1e-6 is applied inside],
+        half_life [s], t0 [s] (model time at which the concentrations are given).
+    """
+
+    tidal: Any
+    heat_production: Any
+    abundance: Any
+    concentration: Any
+    half_life: Any
+    t0: Any
+
+
+@_pytree
+class Scales:
+    """Nondimensionalisation (0-d; traced): y = S / S, y_slot = (dS/dr)_cmb / dSdr,
+    t_seconds = t * t. Units: S [J/kg/K], t [s], dSdr [J/kg/K/m]."""
+
+    S: Any = 1000.0
+    t: Any = SECONDS_PER_YEAR
+    dSdr: Any = 1.0e-3
+
+
+@_pytree
+class PhysicsInputs:
+    """Everything the physics functions read besides (t, y) and the static options.
+
+    mesh: ``aragog.structure.MeshArrays`` (N cells).
+    eos: ``aragog.eos.EOSTables`` (table mode) or ``aragog.eos.ConstantParams``
+        (``options.constant_properties``).
+    material: ``aragog.eos.MaterialParams`` (viscosities, conductivities, smoothing width,
+        rheological transition; also used for the melt viscosity of gravitational
+        separation and the mush weight of mixing). Unused in constant-property mode.
+    transport: :class:`TransportParams`; boundary: :class:`BoundaryParams`;
+    heating: :class:`HeatingParams`; scales: :class:`Scales`.
+    """
+
+    mesh: Any
+    eos: Any
+    material: Any
+    transport: Any
+    boundary: Any
+    heating: Any
+    scales: Any
+
+
+def as_float64(tree):
+    """Copy of a pytree (e.g. :class:`PhysicsInputs`) with every leaf a float64 JAX array.
+
+    Do this once per set of inputs: then changing any value keeps the jit cache key (leaf
+    shapes and dtypes) and never retraces.
+    """
+    return jax.tree_util.tree_map(lambda x: jnp.asarray(x, dtype=jnp.float64), tree)

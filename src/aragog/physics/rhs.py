@@ -1,0 +1,378 @@
+"""State layout, assembly of dS/dt, and diagnostics.
+
+State vector y (nondimensional, float64, shape ``(state_size(N, options),)``):
+
+* core_bc "flux" or "quasi_steady": y = S_cells / Scales.S  (N slots);
+* core_bc "energy_balance": y[0] = (dS/dr)_cmb / Scales.dSdr, y[1:] = S_cells / Scales.S
+  (the extra slot first keeps the Jacobian banded: lower bandwidth 1, upper 2).
+
+Time t is nondimensional: t_seconds = t * Scales.t; dy/dt is per unit nondimensional
+time. Discretisation (PHYSICS.md "Grid", "Fluxes at basic nodes", "Entropy equation",
+"Boundary conditions"; docs/physics.md):
+
+* interior basic node j (1..N-1): S_j linear in ξ between cells j-1 and j,
+  dS/dr = (S_j - S_{j-1})/(ξ_s,j - ξ_s,j-1) · dξ/dr|_j;
+* surface node N: linear extrapolation in ξ from the top two cells (gradient of node N-1
+  times dξ/dr|_N); surface_bc 5: S_N = S(T_s, P_N) and dS/dr = (S_N - S_{N-1})/(ξ_N - ξ_s,N-1)
+  · dξ/dr|_N;
+* CMB node 0: "energy_balance": S_b0 = S_0 + (dS/dr)_cmb (r_0 - r_s0) with gradient
+  (dS/dr)_cmb; otherwise extrapolation like the surface;
+* F_j = sum of the enabled flux laws at every node (gravitational separation and mixing
+  set to 0 on both boundary nodes), then F_0 and F_N replaced per boundary condition;
+* dS_i/dt = -(F_{i+1} A_{i+1} - F_i A_i)/(ρ_i T_i V_i) + H_i/T_i.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, NamedTuple
+
+from aragog._jax import jax, jnp
+from aragog.physics import boundary as bnd
+from aragog.physics import transport as tr
+from aragog.physics.heating import cell_heating
+from aragog.physics.inputs import PhysicsInputs, PhysicsOptions
+
+__all__ = [
+    "Diagnostics",
+    "state_size",
+    "band_widths",
+    "split_state",
+    "join_state",
+    "basic_node_entropy",
+    "rhs",
+    "diagnostics",
+    "global_melt_fraction",
+]
+
+
+def _check_cells(n_cells: int) -> None:
+    if n_cells < 2:
+        raise ValueError(f"aragog.physics needs at least 2 cells (3 basic nodes), got {n_cells}")
+
+
+def state_size(n_cells: int, options: PhysicsOptions) -> int:
+    """Length of y: N cells, plus the (dS/dr)_cmb slot with core_bc "energy_balance"."""
+    return int(n_cells) + (1 if options.energy_balance else 0)
+
+
+def band_widths(options: PhysicsOptions) -> tuple[int, int]:
+    """(lower, upper) bandwidths of d(dy/dt)/dy: (1, 2) with the energy-balance slot
+    (row 0 depends on the slot, S_0 and S_1), (1, 1) otherwise (tridiagonal)."""
+    return (1, 2) if options.energy_balance else (1, 1)
+
+
+def split_state(y, inputs: PhysicsInputs, options: PhysicsOptions):
+    """(S_cells [J/kg/K] shape (N,), (dS/dr)_cmb [J/kg/K/m] scalar or None)."""
+    sc = inputs.scales
+    if options.energy_balance:
+        return y[1:] * sc.S, y[0] * sc.dSdr
+    return y * sc.S, None
+
+
+def join_state(S_cells, dSdr_cmb, inputs: PhysicsInputs, options: PhysicsOptions):
+    """Nondimensional y from S_cells [J/kg/K] (N,) and (dS/dr)_cmb [J/kg/K/m].
+
+    ``dSdr_cmb`` is ignored unless core_bc is "energy_balance"; there ``None`` takes the
+    radial gradient of the two lowest cells, (S_1 - S_0)/(r_s1 - r_s0) (0 for an
+    isentrope).
+    """
+    sc = inputs.scales
+    S = jnp.asarray(S_cells, dtype=jnp.float64)
+    y = S / sc.S
+    if not options.energy_balance:
+        return y
+    if dSdr_cmb is None:
+        r = inputs.mesh.r_stag
+        dSdr_cmb = (S[1] - S[0]) / (r[1] - r[0])
+    slot = jnp.reshape(jnp.asarray(dSdr_cmb, dtype=jnp.float64) / sc.dSdr, (1,))
+    return jnp.concatenate([slot, y])
+
+
+def basic_node_entropy(S, dSdr_cmb, S_surface, mesh, options: PhysicsOptions):
+    """Entropy [J/kg/K] and radial gradient [J/kg/K/m] at the N+1 basic nodes.
+
+    ``dSdr_cmb``: used with core_bc "energy_balance" (else ignored); ``S_surface``: the
+    prescribed surface entropy for surface_bc 5 (else ignored). See the module docstring.
+    """
+    xs, xb, dxdr = mesh.xi_stag, mesh.xi_basic, mesh.dxidr_basic
+    dxi = xs[1:] - xs[:-1]
+    dS = S[1:] - S[:-1]
+    grad_xi = dS / dxi  # dS/dξ at interior nodes 1..N-1
+    S_int = S[:-1] + dS * ((xb[1:-1] - xs[:-1]) / dxi)
+
+    if options.surface_bc == 5:
+        grad_top = (S_surface - S[-1]) / (xb[-1] - xs[-1])
+        S_top = jnp.asarray(S_surface, dtype=jnp.float64)
+    else:
+        grad_top = grad_xi[-1]
+        S_top = S[-1] + grad_top * (xb[-1] - xs[-1])
+
+    if options.energy_balance:
+        S_bot = S[0] + dSdr_cmb * (mesh.r_basic[0] - mesh.r_stag[0])
+        dSdr_bot = dSdr_cmb
+    else:
+        S_bot = S[0] + grad_xi[0] * (xb[0] - xs[0])
+        dSdr_bot = grad_xi[0] * dxdr[0]
+
+    S_b = jnp.concatenate([jnp.reshape(S_bot, (1,)), S_int, jnp.reshape(S_top, (1,))])
+    dSdr_b = jnp.concatenate([
+        jnp.reshape(dSdr_bot, (1,)), grad_xi * dxdr[1:-1], jnp.reshape(grad_top * dxdr[-1], (1,))
+    ])
+    return S_b, dSdr_b
+
+
+class _Fluxes(NamedTuple):
+    jcond: Any
+    jconv: Any
+    jgrav: Any
+    jmix: Any
+
+
+def _interior(x):
+    """x with its first and last entries set to 0 (terms that vanish on both boundaries)."""
+    z = jnp.zeros((1,), dtype=x.dtype)
+    return jnp.concatenate([z, x[1:-1], z])
+
+
+def _node_fluxes(st, S_b, dSdr_b, inputs, options) -> _Fluxes:
+    """The four flux laws at all basic nodes [W/m2]; switched-off terms are zeros."""
+    mesh, tp = inputs.mesh, inputs.transport
+    zero = jnp.zeros_like(S_b)
+    dPdr = -mesh.rho_basic * mesh.g_basic  # hydrostatic: dP/dr = -ρ_static g
+    jcond = tr.conductive_flux(st, dSdr_b, dPdr) if options.conduction else zero
+    two_phase = not options.constant_properties  # constant mode has no mush
+    need_kappa = options.convection or (options.mixing and two_phase)
+    kappa = tr.mixing_length_diffusivity(st, dSdr_b, mesh.g_basic, mesh.mixing_length_basic) if need_kappa else None
+    if options.convection:
+        kappa_h = tr.thermal_eddy_diffusivity(st, kappa, dSdr_b, tp)
+        jconv = tr.convective_flux(st, dSdr_b, kappa_h)
+    else:
+        jconv = zero
+    if options.gravitational_separation and two_phase:
+        jgrav = _interior(tr.gravitational_separation_flux(st, mesh.g_basic, tp.grain_size, inputs.material.visc_liq))
+    else:
+        jgrav = zero
+    if options.mixing and two_phase:
+        kappa_c = tr.eddy_diffusivity(kappa, tp.eddy_chemical, dSdr_b)
+        jmix = _interior(tr.mixing_flux(st, S_b, dSdr_b, dPdr, kappa_c, inputs.material.smooth_width))
+    else:
+        jmix = zero
+    return _Fluxes(jcond, jconv, jgrav, jmix)
+
+
+class _Evaluation(NamedTuple):
+    S: Any
+    dSdr_cmb: Any
+    S_b: Any
+    dSdr_b: Any
+    st_c: Any
+    st_b: Any
+    fluxes: _Fluxes
+    F: Any
+    H: Any
+    H_radio: Any
+    H_tidal: Any
+    dSdt: Any
+    dSb0dt: Any
+    ddSdr_cmb_dt: Any
+
+
+def _evaluate(t, y, inputs: PhysicsInputs, options: PhysicsOptions) -> _Evaluation:
+    mesh, bp, sc = inputs.mesh, inputs.boundary, inputs.scales
+    n = mesh.number_of_cells
+    _check_cells(n)
+    y = jnp.asarray(y, dtype=jnp.float64)
+    if y.shape != (state_size(n, options),):
+        raise ValueError(f"state has shape {y.shape}, expected ({state_size(n, options)},) for {n} cells")
+    S, dSdr_cmb = split_state(y, inputs, options)
+    t_seconds = jnp.asarray(t, dtype=jnp.float64) * sc.t
+
+    S_surface = None
+    if options.surface_bc == 5:
+        S_surface = bnd.surface_entropy_for_temperature(bp.surface_value, mesh.P_basic[-1], inputs, options)
+    S_b, dSdr_b = basic_node_entropy(S, dSdr_cmb, S_surface, mesh, options)
+
+    # One EOS evaluation for the N cells and the N+1 basic nodes.
+    st = tr.material_state(jnp.concatenate([mesh.P_stag, mesh.P_basic]), jnp.concatenate([S, S_b]), inputs, options)
+    st_c = jax.tree_util.tree_map(lambda a: a[:n], st)
+    st_b = jax.tree_util.tree_map(lambda a: a[n:], st)
+
+    fluxes = _node_fluxes(st_b, S_b, dSdr_b, inputs, options)
+    F_laws = fluxes.jcond + fluxes.jconv + fluxes.jgrav + fluxes.jmix
+    H, H_radio, H_tidal = cell_heating(t_seconds, inputs.heating, n, options.radionuclides, options.tidal)
+    A, V = mesh.area_basic, mesh.volume_stag
+
+    # Surface.
+    if options.surface_bc == 5:
+        F_N = F_laws[-1]
+    else:
+        F_N = bnd.surface_flux(st_b.T[-1], bp, options)
+    # Core-mantle boundary.
+    if options.core_bc == "flux":
+        F_0 = jnp.asarray(bp.cmb_flux, dtype=jnp.float64)
+    elif options.core_bc == "quasi_steady":
+        F_0 = bnd.quasi_steady_cmb_flux(F_laws[1], H[0], st_c.rho[0], st_c.cp[0], V[0], A[0], A[1],
+                                        mesh.core_mass, bp.core_cp, bp.tfac_core)
+    else:
+        F_0 = F_laws[0]
+    F = jnp.concatenate([jnp.reshape(F_0, (1,)), F_laws[1:-1], jnp.reshape(F_N, (1,))])
+
+    # Entropy equation (PHYSICS.md): dS_i/dt = -(F_{i+1}A_{i+1} - F_i A_i)/(ρ_i T_i V_i) + H_i/T_i.
+    FA = F * A
+    dSdt = (FA[:-1] - FA[1:]) / (st_c.rho * st_c.T * V) + H / st_c.T
+
+    if options.energy_balance:
+        dSb0dt = bnd.core_entropy_rate(F_0, A[0], st_b.cp[0], st_b.T[0], mesh.core_mass, bp.core_cp, bp.tfac_core)
+        # S_b0 = S_0 + (dS/dr)_cmb (r_0 - r_s0)  =>  d(dS/dr)_cmb/dt = (dS_0/dt - dS_b0/dt)/(r_s0 - r_0),
+        # which is PHYSICS.md's 2 (dS_0/dt - dS_b0/dt)/(r_1 - r_0) when r_s0 is the radial
+        # midpoint of cell 0 (radius mesh) and keeps S_b0 exactly on the core's rate on a
+        # mass-coordinate mesh too (docs/physics.md).
+        ddSdr = (dSdt[0] - dSb0dt) / (mesh.r_stag[0] - mesh.r_basic[0])
+    else:
+        dSb0dt = ddSdr = None
+    return _Evaluation(S, dSdr_cmb, S_b, dSdr_b, st_c, st_b, fluxes, F, H, H_radio, H_tidal, dSdt, dSb0dt, ddSdr)
+
+
+def rhs(t, y, inputs: PhysicsInputs, options: PhysicsOptions):
+    """dy/dt (nondimensional; shape of y) at nondimensional time ``t``.
+
+    Pure and jittable with ``options`` static (``jax.jit(rhs, static_argnums=3)``);
+    forward- and reverse-mode differentiable, finite everywhere.
+    """
+    ev = _evaluate(t, y, inputs, options)
+    sc = inputs.scales
+    dy = ev.dSdt * (sc.t / sc.S)
+    if options.energy_balance:
+        dy = jnp.concatenate([jnp.reshape(ev.ddSdr_cmb_dt * (sc.t / sc.dSdr), (1,)), dy])
+    return dy
+
+
+def global_melt_fraction(y, inputs: PhysicsInputs, options: PhysicsOptions):
+    """Mass-weighted melt fraction Σ phi_i m_i / Σ m_i of the cells (m = mesh.mass_stag)."""
+    mesh = inputs.mesh
+    S, _ = split_state(jnp.asarray(y, dtype=jnp.float64), inputs, options)
+    phi = tr.material_state(mesh.P_stag, S, inputs, options).phi
+    return jnp.sum(phi * mesh.mass_stag) / jnp.sum(mesh.mass_stag)
+
+
+def _pytree(cls):
+    cls = dataclasses.dataclass(frozen=True)(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    return jax.tree_util.register_dataclass(cls, data_fields=names, meta_fields=[])
+
+
+@_pytree
+class Diagnostics:
+    """Everything the output needs at one (t, y); SI units. N cells, N+1 basic nodes.
+
+    Per cell (N,): S [J/kg/K], T [K], phi [-], rho [kg/m3] (EOS), cp [J/kg/K], visc [Pa s],
+        H [W/kg] (radiogenic + tidal), dSdt [J/kg/K/s].
+    Per basic node (N+1,): S_basic, T_basic, phi_basic, jcond, jconv, jgrav, jmix [W/m2]
+        (the flux laws at every node, boundary nodes included, with the node's entropy and
+        gradient; jgrav = jmix = 0 on both boundaries), heat_flux [W/m2] (total F with the
+        boundary values F_0, F_N in place: what the entropy equation uses).
+    Scalars: F_cmb = F_0, F_surface = F_N [W/m2]; T_surface (surface node, "T_magma"),
+        T_radiative (grey-body radiating temperature: T_surface, or the UTBL root),
+        T_cmb (CMB node), T_core = tfac_core T_cmb [K]; dSdr_cmb [J/kg/K/m] (the gradient
+        used at the CMB node: the state slot with "energy_balance", else extrapolated);
+        Phi_global (mass-weighted melt fraction), M_mantle, M_liquid = Σ phi m, M_solid
+        [kg] (m = mesh.mass_stag); H_radio [W/kg]; Q_radio_total = H_radio M_mantle,
+        Q_tidal_total = Σ H_tidal m [W]; E_th = Σ m c_p T [J] (thermal energy relative to
+        0 K at constant c_p: a monitor, not a thermodynamic potential); RF_depth [-]
+        (see :func:`_rheological_front_depth`).
+    Energy identity (PHYSICS.md "Checks"), all [W]: energy_rate = Σ ρ_i T_i V_i dS_i/dt,
+        cmb_power = F_0 A_0, surface_power = F_N A_N, heating_power = Σ ρ_i H_i V_i (EOS
+        density: these close exactly, energy_rate = cmb_power - surface_power +
+        heating_power, to rounding).
+    """
+
+    S: Any
+    T: Any
+    phi: Any
+    rho: Any
+    cp: Any
+    visc: Any
+    H: Any
+    dSdt: Any
+    S_basic: Any
+    T_basic: Any
+    phi_basic: Any
+    jcond: Any
+    jconv: Any
+    jgrav: Any
+    jmix: Any
+    heat_flux: Any
+    F_cmb: Any
+    F_surface: Any
+    T_surface: Any
+    T_radiative: Any
+    T_cmb: Any
+    T_core: Any
+    dSdr_cmb: Any
+    Phi_global: Any
+    M_mantle: Any
+    M_liquid: Any
+    M_solid: Any
+    H_radio: Any
+    Q_radio_total: Any
+    Q_tidal_total: Any
+    E_th: Any
+    RF_depth: Any
+    energy_rate: Any
+    cmb_power: Any
+    surface_power: Any
+    heating_power: Any
+
+
+def _rheological_front_depth(phi_b, r_b, phi_rheo):
+    """Depth of the rheological front as a fraction of the mantle depth R - r_c.
+
+    The front is the top of the rheologically solid region: scanning the basic nodes from
+    the surface down, the first node k with phi_k < phi_rheo; the crossing is placed by
+    linear interpolation in phi between node k and node k+1 above it (phi_{k+1} >=
+    phi_rheo). 0 when no node is below phi_rheo (whole mantle above the transition: no
+    front yet, SPIDER's convention) and 0 when the surface node is (front at the surface).
+    The front appears at depth ~1 when the base first crosses phi_rheo and rises to 0.
+    """
+    n = phi_b.shape[0] - 1
+    below = phi_b < phi_rheo
+    k = n - jnp.argmax(below[::-1])  # highest index below phi_rheo (n if none: masked below)
+    k1 = jnp.minimum(k + 1, n)
+    dphi = phi_b[k1] - phi_b[k]
+    frac = jnp.where(dphi > 0, (phi_rheo - phi_b[k]) / jnp.where(dphi > 0, dphi, 1.0), 0.0)
+    r_front = jnp.where(k < n, r_b[k] + jnp.clip(frac, 0.0, 1.0) * (r_b[k1] - r_b[k]), r_b[n])
+    depth = (r_b[n] - r_front) / (r_b[n] - r_b[0])
+    return jnp.where(jnp.any(below), depth, 0.0)
+
+
+def diagnostics(t, y, inputs: PhysicsInputs, options: PhysicsOptions) -> Diagnostics:
+    """All output quantities at nondimensional time ``t`` and state ``y`` (jittable)."""
+    ev = _evaluate(t, y, inputs, options)
+    mesh, bp = inputs.mesh, inputs.boundary
+    st_c, st_b = ev.st_c, ev.st_b
+    m = mesh.mass_stag
+    M = jnp.sum(m)
+    A, V = mesh.area_basic, mesh.volume_stag
+    M_liq = jnp.sum(st_c.phi * m)
+    T_s = st_b.T[-1]
+    T_rad = bnd.utbl_radiating_temperature(T_s, bp.utbl_const) if (options.utbl and options.surface_bc == 1) else T_s
+    dSdr_cmb = ev.dSdr_cmb if options.energy_balance else ev.dSdr_b[0]
+    phi_rheo = inputs.transport.phi_rheo
+    return Diagnostics(
+        S=ev.S, T=st_c.T, phi=st_c.phi, rho=st_c.rho, cp=st_c.cp, visc=st_c.visc, H=ev.H, dSdt=ev.dSdt,
+        S_basic=ev.S_b, T_basic=st_b.T, phi_basic=st_b.phi,
+        jcond=ev.fluxes.jcond, jconv=ev.fluxes.jconv, jgrav=ev.fluxes.jgrav, jmix=ev.fluxes.jmix,
+        heat_flux=ev.F,
+        F_cmb=ev.F[0], F_surface=ev.F[-1],
+        T_surface=T_s, T_radiative=T_rad, T_cmb=st_b.T[0], T_core=bp.tfac_core * st_b.T[0],
+        dSdr_cmb=jnp.asarray(dSdr_cmb, dtype=jnp.float64),
+        Phi_global=M_liq / M, M_mantle=M, M_liquid=M_liq, M_solid=M - M_liq,
+        H_radio=jnp.asarray(ev.H_radio, dtype=jnp.float64),
+        Q_radio_total=ev.H_radio * M, Q_tidal_total=jnp.sum(ev.H_tidal * m),
+        E_th=jnp.sum(m * st_c.cp * st_c.T),
+        RF_depth=_rheological_front_depth(st_b.phi, mesh.r_basic, phi_rheo),
+        energy_rate=jnp.sum(st_c.rho * st_c.T * V * ev.dSdt),
+        cmb_power=ev.F[0] * A[0], surface_power=ev.F[-1] * A[-1],
+        heating_power=jnp.sum(st_c.rho * ev.H * V),
+    )

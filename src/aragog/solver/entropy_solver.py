@@ -1,0 +1,397 @@
+"""``EntropySolver``: the public solver object (DESIGN.md "Public interface").
+
+One object serves a whole planet evolution: :meth:`EntropySolver.solve` may be called
+10²–10⁴ times with inputs changed in between (``solver.parameters.…`` then
+:meth:`~EntropySolver.reset`). The compiled right-hand side and Jacobian
+(:class:`~aragog.solver.jitpair.JitPair`) are keyed on :func:`~aragog.solver.inputs.static_key`
+only, so a reset that changes values — fluxes, times, radii, tables of the same shape —
+reuses them: no trace, no compile.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+
+from aragog import eos, physics, structure
+from aragog._jax import jax, jnp
+from aragog.errors import AragogError, ConfigError
+from aragog.solver import inputs as _inputs
+from aragog.solver.backends import integrate
+from aragog.solver.cache import configure_compilation_cache
+from aragog.solver.jitpair import JitPair
+from aragog.solver.output import SolverOutput
+
+logger = logging.getLogger("aragog.solver")
+
+_METHODS = {"cvode": "cvode", "bdf": "scipy-bdf", "radau": "scipy-radau"}
+
+
+class SolverStateError(AragogError, RuntimeError):
+    """The solver was used out of order (e.g. ``solve()`` before ``initialize()``)."""
+
+
+class EntropySolver:
+    """Integrates the entropy equation of a mantle (PHYSICS.md) with CVODE or scipy.
+
+    Args:
+        params: validated :class:`aragog.config.Parameters`; kept as ``self.parameters``
+            and re-validated by :meth:`reset`.
+        eos_dir: directory of SPIDER tables overriding ``params.eos.dir`` (CLI ``--eos-dir``).
+
+    Typical use::
+
+        solver = EntropySolver.from_file("input/earth.toml")
+        solver.initialize()                 # mesh, tables, compiled programs, initial state
+        solver.solve()
+        out = solver.get_state()            # SolverOutput
+    """
+
+    def __init__(self, params, *, eos_dir: str | Path | None = None):
+        self.parameters = params
+        self.eos_dir = eos_dir
+        self._pair: JitPair | None = None
+        self._key = None
+        self._eos_cache: dict = {}
+        self._mesh_cache: tuple | None = None
+        self._options = None
+        self._inputs = None
+        self._S: np.ndarray | None = None  # cell entropy [J/kg/K]
+        self._dSdr_cmb: float | None = None  # energy-balance slot [J/kg/K/m]
+        self._time: float | None = None  # model time of the state [yr]
+        self._records: list[tuple[np.ndarray, np.ndarray, object]] = []  # (t yr, y, inputs)
+        self._last: dict | None = None
+        self._initial_stats = {"traces": 0, "compiles": 0, "trace_seconds": 0.0, "compile_seconds": 0.0,
+                               "calls": 0, "call_seconds": 0.0}
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_file(cls, path, eos_dir=None, overrides=None) -> "EntropySolver":
+        """A solver for the config file ``path`` (with optional ``overrides``)."""
+        from aragog.config import load_config
+
+        return cls(load_config(path, overrides=overrides), eos_dir=eos_dir)
+
+    def initialize(self) -> "EntropySolver":
+        """Build everything (:meth:`reset`) and set the initial state from ``[initial_condition]``."""
+        self.reset()
+        self._records.clear()
+        ic = self.parameters.initial_condition
+        n = self.n_cells
+        mesh = self._inputs.mesh
+        if ic.initial_condition == 2:
+            from aragog.initial import read_entropy_profile
+
+            S = read_entropy_profile(ic.init_file, n)
+        elif ic.initial_condition == 3:  # isentrope through basal_temperature at the CMB
+            S = np.full(n, self.entropy_at(ic.basal_temperature, float(mesh.P_basic[0])))
+        else:  # isentrope through surface_temperature at the surface
+            S = np.full(n, self.entropy_at(ic.surface_temperature, float(mesh.P_basic[-1])))
+        self._S = np.asarray(S, dtype=np.float64)
+        self._dSdr_cmb = 0.0
+        self._time = float(self.parameters.solver.start_time)
+        self._last = None
+        return self
+
+    def reset(self) -> "EntropySolver":
+        """Re-validate the parameters and refresh every derived input (mesh, tables, boundary
+        values, heating, ...). Builds new compiled programs only when the static key changed
+        (state size, boundary modes, physics switches, table identity, array shapes)."""
+        params = self.parameters.validate()
+        options = _inputs.physics_options(params)
+        mesh = self._mesh(params)
+        eos_data = self._eos(params)
+        inputs = _inputs.physics_inputs(params, mesh, eos_data)
+        key = _inputs.static_key(options, inputs, eos_data)
+        if key != self._key:
+            if params.solver.jax_cache_dir:
+                configure_compilation_cache(params.solver.jax_cache_dir)
+            if self._pair is not None:
+                logger.info("static inputs changed: building new compiled programs")
+            self._pair = self._build_pair(options, inputs, params.solver.jacobian)
+            self._key = key
+        if self._S is not None and self._S.shape[0] != mesh.number_of_cells:
+            raise ConfigError(
+                f"mesh.number_of_nodes changed from {self._S.shape[0] + 1} to {mesh.number_of_nodes}: "
+                "set a new initial entropy with set_initial_entropy() (or call initialize())"
+            )
+        self._options, self._inputs = options, inputs
+        return self
+
+    def _mesh(self, params):
+        key = repr(params.mesh)
+        if self._mesh_cache is None or self._mesh_cache[0] != key:
+            self._mesh_cache = (key, structure.mesh_from_params(params.mesh))
+        return self._mesh_cache[1]
+
+    def _eos(self, params):
+        pm = params.phase_mixed
+        key = (pm.const_properties, self.eos_dir or params.eos.dir, params.eos.model,
+               tuple(getattr(pm, k) for k in ("const_rho", "const_Cp", "const_alpha", "const_cond",
+                                              "const_log10visc", "const_T_ref", "const_S_ref")))
+        if key not in self._eos_cache:
+            data = _inputs.load_tables(params, self.eos_dir)
+            if not isinstance(data, eos.ConstantParams):
+                data = data.to_jax()
+            self._eos_cache = {key: data}  # keep one set
+        return self._eos_cache[key]
+
+    def _build_pair(self, options, inputs, jacobian: str) -> JitPair:
+        n_state = physics.state_size(inputs.mesh.number_of_cells, options)
+        ml, mu = physics.band_widths(options)
+        rhs = functools.partial(_rhs, options=options)
+        extra = {
+            "diagnostics": functools.partial(_diagnostics, options=options),
+            "melt_fraction": functools.partial(_melt_fraction, options=options),
+        }
+        mode = "banded" if jacobian in ("jax", "banded") else "dense"
+        if jacobian == "fd":
+            mode = "banded"  # compiled anyway; the integrator is told to difference instead
+        return JitPair(rhs, n_state, inputs, ml, mu, jacobian=mode, extra=extra, lazy=True)
+
+    # ------------------------------------------------------------------ state
+    @property
+    def n_cells(self) -> int:
+        self._require_inputs()
+        return int(self._inputs.mesh.number_of_cells)
+
+    def entropy_at(self, temperature: float, pressure: float) -> float:
+        """Entropy [J/kg/K] with T(P, S) = ``temperature`` [K] at ``pressure`` [Pa] (the EOS
+        inverted; the isentrope through that point)."""
+        self._require_inputs()
+        stats = self._initial_stats
+        t0 = time.perf_counter()
+        traces_before = _entropy_traces[0]
+        value = float(_entropy_of_temperature(float(temperature), float(pressure), self._inputs, self._options))
+        dt = time.perf_counter() - t0
+        if _entropy_traces[0] != traces_before:
+            stats["traces"] += 1
+            stats["compiles"] += 1
+            stats["compile_seconds"] += dt
+        stats["calls"] += 1
+        stats["call_seconds"] += dt
+        if not np.isfinite(value):
+            raise AragogError(f"no entropy gives T = {temperature} K at P = {pressure} Pa in the EOS")
+        return value
+
+    def set_initial_entropy(self, S) -> None:
+        """Set the state: a scalar (an isentrope: the same entropy in every cell) or one value
+        per cell [J/kg/K]. The energy-balance slot keeps its value (see
+        :meth:`set_initial_dSdr_cmb`)."""
+        self._require_inputs()
+        n = self.n_cells
+        arr = np.asarray(S, dtype=np.float64)
+        if arr.ndim == 0:
+            arr = np.full(n, float(arr))
+        if arr.shape != (n,):
+            raise ConfigError(f"initial entropy: expected a scalar or {n} values (one per cell), got shape {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            raise ConfigError("initial entropy: values must be finite")
+        self._S = arr.copy()
+        if self._dSdr_cmb is None:
+            self._dSdr_cmb = 0.0
+        if self._time is None:
+            self._time = float(self.parameters.solver.start_time)
+
+    def set_initial_dSdr_cmb(self, value: float) -> None:
+        """Set the energy-balance slot, dS/dr at the CMB [J/kg/K/m] (default: carried over
+        from the previous solve; 0 after :meth:`initialize`)."""
+        value = float(value)
+        if not np.isfinite(value):
+            raise ConfigError(f"dSdr_cmb must be finite, got {value}")
+        self._dSdr_cmb = value
+
+    def _require_inputs(self):
+        if self._inputs is None:
+            raise SolverStateError("call initialize() (or reset()) first")
+
+    def _y0(self) -> np.ndarray:
+        if self._S is None:
+            raise SolverStateError("no initial state: call initialize() or set_initial_entropy() first")
+        sc = self._inputs.scales
+        y = self._S / float(sc.S)
+        if self._options.energy_balance:
+            y = np.concatenate([[self._dSdr_cmb / float(sc.dSdr)], y])
+        return y
+
+    # ------------------------------------------------------------------ solve
+    def solve(self) -> SolverOutput:
+        """Integrate from ``parameters.solver.start_time`` to ``end_time`` [yr] from the current
+        state; the final state becomes the current state. Returns :meth:`get_state`."""
+        self._require_inputs()
+        wall0 = time.perf_counter()
+        sp = self.parameters.solver
+        t0, t1 = float(sp.start_time), float(sp.end_time)
+        y0 = self._y0()
+        bound = self._pair.bind(self._inputs)
+        problem = bound
+        if sp.jacobian == "fd":
+            problem = _NoJacobian(bound)
+        event = None
+        cap = float(self.parameters.energy.phi_step_cap)
+        if cap > 0:
+            phi_fn = bound.scalar_fn("melt_fraction")
+            phi0 = phi_fn(t0, y0)
+            event = lambda t, y: abs(phi_fn(t, y) - phi0) - cap  # noqa: E731
+        method = _METHODS[sp.method]
+        if t1 <= t0:
+            result = None
+            t_out, y_out = np.array([t0]), y0[None, :]
+            status, message, t_final, y_final = 0, "empty time window (end_time == start_time)", t0, y0
+        else:
+            n_out = max(int(sp.output_points), 2)
+            t_eval = np.linspace(t0, t1, n_out)
+            atol = float(sp.atol) / np.array(
+                [float(self._inputs.scales.dSdr)] * (1 if self._options.energy_balance else 0)
+                + [float(self._inputs.scales.S)] * self.n_cells
+            )
+            result = integrate(problem, t_eval, y0, method=method, rtol=float(sp.rtol), atol=atol,
+                               max_steps=int(sp.max_steps), event=event)
+            t_out, y_out = result.t, result.y
+            status, message = result.status, result.message
+            t_final, y_final = result.t_final, result.y_final
+            if result.t_event is not None and (len(t_out) == 0 or t_out[-1] != result.t_event):
+                t_out = np.append(t_out, result.t_event)
+                y_out = np.vstack([y_out, result.y_event])
+        self._records.append((np.asarray(t_out, dtype=np.float64), np.asarray(y_out), self._inputs))
+        S, slot = self._split(y_final)
+        if status >= 0 or len(t_out) > 0:
+            self._S, self._time = S, t_final
+            if slot is not None:
+                self._dSdr_cmb = slot
+        self._last = {
+            "status": int(status), "message": message, "t0": t0, "t_final": float(t_final),
+            "y": np.asarray(y_final), "result": result, "wall": time.perf_counter() - wall0,
+        }
+        if status < 0:
+            logger.warning("solve failed at t = %.6g yr: %s", t_final, message)
+        return self.get_state()
+
+    def _split(self, y):
+        sc = self._inputs.scales
+        if self._options.energy_balance:
+            return np.asarray(y[1:]) * float(sc.S), float(y[0]) * float(sc.dSdr)
+        return np.asarray(y) * float(sc.S), None
+
+    # ------------------------------------------------------------------ results
+    def get_state(self) -> SolverOutput:
+        """The current state as a :class:`SolverOutput` (after :meth:`solve`, its status)."""
+        self._require_inputs()
+        y = self._y0()
+        t = self._time if self._time is not None else float(self.parameters.solver.start_time)
+        d = self._pair.bind(self._inputs).call("diagnostics", t, y)
+        last = self._last or {"status": 0, "message": "not integrated yet", "t0": t, "t_final": t,
+                              "result": None, "wall": 0.0}
+        res = last["result"]
+        return SolverOutput(
+            time=float(t), status=last["status"], message=last["message"],
+            dt_actual=float(last["t_final"] - last["t0"]),
+            **_as_output_fields(d, self._inputs, self._options),
+            nfev=res.nfev if res else 0, njev=res.njev if res else 0, nsteps=res.nsteps if res else 0,
+            integrator=res.integrator if res else _METHODS[self.parameters.solver.method],
+            wall_seconds=float(last["wall"]),
+        )
+
+    @property
+    def integration_result(self):
+        """The back end's :class:`IntegrationResult` of the last solve (timings, counters)."""
+        return None if self._last is None else self._last["result"]
+
+    @property
+    def jit_stats(self) -> dict:
+        """Per program ("rhs", "jac", "diagnostics", "melt_fraction", "initial"): traces,
+        compiles, seconds tracing+lowering and compiling, calls and seconds in calls."""
+        stats = dict(self._pair.stats) if self._pair is not None else {}
+        stats["initial"] = dict(self._initial_stats)
+        return stats
+
+    def history(self):
+        """The run so far as an :class:`aragog.io.RunHistory` (every output time of every solve
+        since :meth:`initialize`; profiles at ``output.snapshots`` times)."""
+        from aragog import __version__
+        from aragog.config import to_toml
+        from aragog.io import RunHistory, select_snapshots
+        from aragog.solver.output import BASIC_FIELDS, SCALAR_FIELDS, STAGGERED_FIELDS
+
+        if not self._records:
+            raise SolverStateError("nothing to write: call solve() first")
+        rows = []
+        for t_arr, y_arr, inp in self._records:
+            bound = self._pair.bind(inp)
+            for t, y in zip(t_arr, y_arr):
+                rows.append((float(t), bound.call("diagnostics", float(t), y), inp))
+        times = np.array([r[0] for r in rows])
+        outs = [_as_output_fields(d, inp, self._options) for _, d, inp in rows]
+        scalars = {k: np.array([o[k] for o in outs]) for k in SCALAR_FIELDS if outs[0].get(k) is not None}
+        snap = select_snapshots(times, int(self.parameters.output.snapshots))
+        profiles = {k: np.stack([outs[i][k] for i in snap]) for k in STAGGERED_FIELDS + BASIC_FIELDS}
+        mesh = self._records[-1][2].mesh
+        last = self._last or {}
+        res = last.get("result")
+        attrs = {
+            "aragog_version": __version__,
+            "integrator": res.integrator if res else _METHODS[self.parameters.solver.method],
+            "status": int(last.get("status", 0)),
+            "message": str(last.get("message", "")),
+            "config": to_toml(self.parameters),
+        }
+        return RunHistory(time=times, scalars=scalars, snapshot_time=times[snap], profiles=profiles,
+                          r_stag=np.asarray(mesh.r_stag), r_basic=np.asarray(mesh.r_basic), attrs=attrs)
+
+    def write_netcdf(self, path) -> Path:
+        """Write :meth:`history` to a CF-style netCDF file (atomically)."""
+        from aragog.io import write_netcdf
+
+        return write_netcdf(path, self.history())
+
+
+# ---------------------------------------------------------------------- compiled bodies
+def _rhs(t, y, args, options):
+    return physics.rhs(t, y, args, options)
+
+
+def _diagnostics(t, y, args, options):
+    return physics.diagnostics(t, y, args, options)
+
+
+def _melt_fraction(t, y, args, options):
+    return physics.global_melt_fraction(y, args, options)
+
+
+_entropy_traces = [0]
+
+
+@functools.partial(jax.jit, static_argnums=(3,))
+def _entropy_of_temperature(T, P, inputs, options):
+    _entropy_traces[0] += 1
+    return physics.surface_entropy_for_temperature(T, P, inputs, options)
+
+
+class _NoJacobian:
+    """A problem without an analytic Jacobian (``solver.jacobian = "fd"``): the integrator
+    builds it by finite differences."""
+
+    def __init__(self, bound):
+        self.n, self.ml, self.mu = bound.n, bound.ml, bound.mu
+        self.rhs_into = bound.rhs_into
+        self.jac_into = None
+
+
+def _as_output_fields(d, inputs, options) -> dict:
+    """Map physics ``Diagnostics`` onto the SolverOutput field names."""
+    mesh = inputs.mesh
+    return {
+        "r_stag": np.asarray(mesh.r_stag), "P_stag": np.asarray(mesh.P_stag), "S_final": d.S, "T_stag": d.T,
+        "phi_stag": d.phi, "rho_stag": d.rho, "visc_stag": d.visc, "mass_stag": np.asarray(mesh.mass_stag),
+        "heating": d.H, "r_basic": np.asarray(mesh.r_basic), "heat_flux": d.heat_flux, "jcond_b": d.jcond,
+        "jconv_b": d.jconv, "jgrav_b": d.jgrav, "jmix_b": d.jmix, "T_basic": d.T_basic, "phi_basic": d.phi_basic,
+        "T_magma": float(d.T_surface), "T_core": float(d.T_core), "Phi_global": float(d.Phi_global),
+        "M_mantle": float(d.M_mantle), "M_mantle_liquid": float(d.M_liquid), "M_mantle_solid": float(d.M_solid),
+        "F_cmb": float(d.F_cmb), "F_surface": float(d.F_surface), "Q_radio_total": float(d.Q_radio_total),
+        "Q_tidal_total": float(d.Q_tidal_total), "E_th": float(d.E_th), "RF_depth": float(d.RF_depth),
+        "dSdr_cmb": float(d.dSdr_cmb) if options.energy_balance else None,
+    }

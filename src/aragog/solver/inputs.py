@@ -1,0 +1,132 @@
+"""From validated :class:`~aragog.config.Parameters` to the physics' static options and
+traced inputs.
+
+The split is the whole performance idea of DESIGN.md: :func:`physics_options` returns the
+few hashable switches that select which code is traced; :func:`physics_inputs` returns
+every number that may change between solves as a float64 leaf of one pytree. The
+:func:`static_key` of the two decides whether a compiled :class:`JitPair` can be reused.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from aragog import eos, physics
+from aragog._jax import jax
+from aragog.errors import ConfigError
+
+logger = logging.getLogger("aragog.solver")
+
+SECONDS_PER_YEAR = physics.SECONDS_PER_YEAR
+#: Entropy scale of the nondimensional state [J/kg/K] (y = S / ENTROPY_SCALE).
+ENTROPY_SCALE = 1000.0
+
+
+def physics_options(params) -> physics.PhysicsOptions:
+    """The static switches of a configuration (hashable)."""
+    bc, en = params.boundary_conditions, params.energy
+    core = "flux" if bc.inner_boundary_condition == 2 else bc.core_bc
+    return physics.PhysicsOptions(
+        conduction=bool(en.conduction),
+        convection=bool(en.convection),
+        gravitational_separation=bool(en.gravitational_separation),
+        mixing=bool(en.mixing),
+        radionuclides=bool(en.radionuclides),
+        tidal=bool(en.tidal),
+        surface_bc=int(bc.outer_boundary_condition),
+        utbl=bool(bc.param_utbl),
+        core_bc=core,
+        constant_properties=bool(params.phase_mixed.const_properties),
+    )
+
+
+def load_tables(params, eos_dir: str | Path | None = None):
+    """The EOS of a configuration: ``eos.ConstantParams`` in constant-property mode, else the
+    table set of ``eos_dir`` (the ``--eos-dir`` override), ``params.eos.dir``, or the bundled
+    model. Table sets are returned as NumPy pytrees (callers convert once with ``to_jax``)."""
+    pm = params.phase_mixed
+    if pm.const_properties:
+        return eos.ConstantParams(
+            rho=pm.const_rho, cp=pm.const_Cp, alpha=pm.const_alpha, cond=pm.const_cond,
+            log10visc=pm.const_log10visc, T_ref=pm.const_T_ref, S_ref=pm.const_S_ref,
+        )
+    directory = eos_dir or params.eos.dir
+    if directory:
+        return eos.load_table_set(directory)
+    if params.eos.model not in eos.BUNDLED_MODELS:
+        raise ConfigError(
+            f"eos.model: unknown bundled model {params.eos.model!r}; available: {', '.join(sorted(eos.BUNDLED_MODELS))}"
+        )
+    return eos.default_table_set(model=params.eos.model)
+
+
+def tidal_per_cell(params, n_cells: int) -> np.ndarray:
+    """``energy.tidal_array`` broadcast to one value per cell [W/kg]."""
+    tidal = np.asarray(params.energy.tidal_array, dtype=np.float64).ravel()
+    if tidal.size == 1:
+        return np.full(n_cells, tidal[0])
+    if tidal.size != n_cells:
+        raise ConfigError(f"energy.tidal_array: has {tidal.size} values; give 1 or {n_cells} (one per cell)")
+    return tidal
+
+
+def heating_params(params, n_cells: int) -> physics.HeatingParams:
+    """Radionuclides of the ``[radionuclide_*]`` sections (SI, seconds) and the tidal array."""
+    nuclides = params.radionuclides
+    col = lambda name: np.array([getattr(n, name) for n in nuclides], dtype=np.float64)  # noqa: E731
+    return physics.HeatingParams(
+        tidal=tidal_per_cell(params, n_cells),
+        heat_production=col("heat_production"),
+        abundance=col("abundance"),
+        concentration=col("concentration"),
+        half_life=col("half_life_years") * SECONDS_PER_YEAR,
+        t0=col("t0_years") * SECONDS_PER_YEAR,
+    )
+
+
+def physics_inputs(params, mesh, eos_data) -> physics.PhysicsInputs:
+    """Every traced input of the physics, as float64 JAX arrays.
+
+    Args:
+        params: validated parameters.
+        mesh: ``MeshArrays`` of the configuration.
+        eos_data: ``EOSTables`` (already ``to_jax()``) or ``ConstantParams``.
+    """
+    bc, en, pm = params.boundary_conditions, params.energy, params.phase_mixed
+    liq, sol = params.phase_liquid, params.phase_solid
+    material = eos.MaterialParams(
+        visc_liq=liq.viscosity, visc_sol=sol.viscosity,
+        cond_liq=liq.thermal_conductivity, cond_sol=sol.thermal_conductivity,
+        smooth_width=pm.matprop_smooth_width,
+        phi_rheo=pm.rheological_transition_melt_fraction, phi_width=pm.rheological_transition_width,
+    )
+    transport = physics.TransportParams(
+        kappah_floor=en.kappah_floor, eddy_thermal=en.eddy_diffusivity_thermal,
+        eddy_chemical=en.eddy_diffusivity_chemical, grain_size=pm.grain_size,
+        phi_rheo=pm.rheological_transition_melt_fraction, phi_width=pm.rheological_transition_width,
+    )
+    boundary = physics.BoundaryParams(
+        surface_value=bc.outer_boundary_value, T_eq=bc.equilibrium_temperature, emissivity=bc.emissivity,
+        utbl_const=bc.param_utbl_const, cmb_flux=bc.inner_boundary_value,
+        core_cp=bc.core_heat_capacity, tfac_core=bc.tfac_core_avg,
+    )
+    depth = float(mesh.outer_radius) - float(mesh.inner_radius)
+    scales = physics.Scales(S=ENTROPY_SCALE, t=SECONDS_PER_YEAR, dSdr=ENTROPY_SCALE / depth)
+    inputs = physics.PhysicsInputs(
+        mesh=mesh, eos=eos_data, material=material, transport=transport, boundary=boundary,
+        heating=heating_params(params, int(mesh.r_stag.shape[0])), scales=scales,
+    )
+    return physics.as_float64(inputs)
+
+
+def static_key(options: physics.PhysicsOptions, inputs: physics.PhysicsInputs, eos_data) -> tuple:
+    """What a compiled program depends on: the options, the EOS table identity (shapes,
+    optional tables, content hash; "constant" in constant-property mode), and the tree
+    structure with every leaf's shape and dtype. Any other change is a traced value."""
+    leaves, treedef = jax.tree_util.tree_flatten(inputs)
+    signature = tuple((tuple(x.shape), str(x.dtype)) for x in leaves)
+    identity = "constant" if isinstance(eos_data, eos.ConstantParams) else eos_data.identity()
+    return (options, identity, str(treedef), signature)

@@ -1,0 +1,259 @@
+"""EntropySolver: the repeated-solve contract, integrators, analytic evolutions, outputs.
+
+Solver construction compiles (seconds), so the tests share a few module-scoped solvers
+and keep meshes small and time windows short; long evolutions are marked ``slow``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from aragog import EntropySolver, load_config
+from aragog.physics import SECONDS_PER_YEAR, SIGMA_SB
+
+from conftest import INPUT
+
+EARTH = INPUT / "earth.toml"
+CONSTANT = INPUT / "constant_properties.toml"
+
+
+def make_solver(config=EARTH, **overrides) -> EntropySolver:
+    solver = EntropySolver(load_config(config, overrides=overrides))
+    solver.initialize()
+    return solver
+
+
+def traces_and_compiles(solver) -> dict:
+    return {name: (s["traces"], s["compiles"]) for name, s in solver.jit_stats.items()}
+
+
+# ------------------------------------------------------------------ repeated-solve contract
+CONTRACT_BASE = {"mesh.number_of_nodes": 16, "solver.end_time": 50.0, "energy.tidal": True,
+                 "boundary_conditions.outer_boundary_condition": 4,
+                 "boundary_conditions.outer_boundary_value": 1.0e5}
+
+# Every input the coupling contract names, changed one at a time (section.key -> new value).
+CONTRACT_CHANGES = [
+    ("solver.start_time", 50.0), ("solver.end_time", 120.0),
+    ("boundary_conditions.outer_boundary_value", 3.0e4),
+    ("boundary_conditions.equilibrium_temperature", 400.0),
+    ("energy.tidal_array", [1.0e-7]),
+    ("radionuclide.concentration", 400.0),
+    ("mesh.outer_radius", 6.2e6), ("mesh.inner_radius", 3.6e6),
+    ("mesh.gravitational_acceleration", 9.0), ("mesh.core_density", 11000.0),
+]
+
+
+def apply_change(params, key, value):
+    section, name = key.split(".")
+    if section == "radionuclide":
+        setattr(params.radionuclides[0], name, value)
+    else:
+        setattr(getattr(params, section), name, value)
+
+
+@pytest.fixture(scope="module")
+def contract_runs():
+    """One solver reused across every change (reset + solve each time), and the final state."""
+    solver = make_solver(**CONTRACT_BASE)
+    solver.solve()
+    after_first = traces_and_compiles(solver)
+    per_change = []
+    for key, value in CONTRACT_CHANGES:
+        apply_change(solver.parameters, key, value)
+        solver.reset()
+        start = solver.get_state()  # the state the next solve starts from
+        solver.set_initial_entropy(start.S_final)
+        solver.solve()
+        per_change.append((key, traces_and_compiles(solver)))
+    return solver, after_first, per_change, start
+
+
+def test_no_retrace_or_recompile_after_any_change(contract_runs):
+    _, after_first, per_change, _ = contract_runs
+    for key, counts in per_change:
+        assert counts == after_first, f"changing {key} retraced or recompiled: {counts} vs {after_first}"
+    assert after_first["rhs"] == (1, 1) and after_first["jac"] == (1, 1)
+
+
+def test_reused_solver_equals_a_fresh_one(contract_runs):
+    """After all the changes, a solver built from scratch on the same inputs and the same
+    initial state gives the same final state. The same compiled XLA program on the same
+    inputs is deterministic, so the agreement is to rounding; 1e-12 relative is the
+    contract's figure."""
+    reused, _, _, start = contract_runs
+    fresh = EntropySolver(reused.parameters)
+    fresh.initialize()
+    fresh.set_initial_entropy(start.S_final)
+    fresh.set_initial_dSdr_cmb(start.dSdr_cmb)
+    a, b = reused.get_state(), fresh.solve()
+    np.testing.assert_allclose(b.S_final, a.S_final, rtol=1e-12, atol=0)
+    assert b.T_magma == pytest.approx(a.T_magma, rel=1e-12)
+    assert b.F_cmb == pytest.approx(a.F_cmb, rel=1e-12)
+
+
+def test_changed_static_key_builds_new_programs():
+    solver = make_solver(**{**CONTRACT_BASE, "solver.end_time": 10.0})
+    solver.solve()
+    pair = solver._pair
+    solver.parameters.energy.mixing = False  # a physics switch is static
+    solver.reset()
+    assert solver._pair is not pair
+    solver.solve()
+    assert solver.get_state().status == 0
+
+
+# ------------------------------------------------------------------ integrators
+def test_cvode_and_scipy_bdf_agree_on_the_demo():
+    """The demo's first 200 years (all transport terms, energy-balance core) with CVODE and
+    with scipy's BDF at rtol = 1e-9: both are within their local tolerances of the true
+    solution; the accumulated difference stays below 1e-5 relative in temperature."""
+    common = {"mesh.number_of_nodes": 24, "solver.end_time": 200.0, "solver.rtol": 1e-9, "solver.atol": 1e-9}
+    a = make_solver(**common).solve()
+    b = make_solver(**common, **{"solver.method": "bdf"}).solve()
+    assert (a.integrator, b.integrator) == ("cvode", "scipy-bdf")
+    assert a.status == b.status == 0
+    np.testing.assert_allclose(b.T_stag, a.T_stag, rtol=1e-5)
+    assert b.T_magma == pytest.approx(a.T_magma, rel=1e-5)
+
+
+def test_too_many_steps_gives_status_and_message():
+    out = make_solver(**{"mesh.number_of_nodes": 12, "solver.end_time": 1.0e4, "solver.max_steps": 3}).solve()
+    assert out.status < 0
+    assert "too many steps" in out.message
+    assert out.dt_actual < 1.0e4
+
+
+def test_finite_difference_jacobian_option_runs():
+    out = make_solver(**{"mesh.number_of_nodes": 12, "solver.end_time": 20.0, "solver.jacobian": "fd"}).solve()
+    assert out.status == 0 and out.njev == 0
+
+
+# ------------------------------------------------------------------ analytic evolutions
+def test_closed_box_radiogenic_heating_over_a_gyr():
+    """No flux through either boundary, no transport: each kilogram gains exactly
+    ∫H dt = 8.3929e5 J/kg over the first Gyr (PHYSICS.md). In constant-property mode
+    c_p dT = T dS, so the temperature rises by that energy / c_p everywhere. rtol 1e-10
+    on the integrator; 1e-6 relative covers it and the 5-digit reference value."""
+    solver = make_solver(
+        CONSTANT,
+        **{"mesh.number_of_nodes": 6, "solver.end_time": 1.0e9, "solver.rtol": 1e-10, "solver.atol": 1e-10,
+           "energy.conduction": False, "energy.convection": False,
+           "boundary_conditions.outer_boundary_condition": 4, "boundary_conditions.outer_boundary_value": 0.0,
+           "boundary_conditions.inner_boundary_condition": 2, "boundary_conditions.inner_boundary_value": 0.0},
+    )
+    T0 = solver.get_state().T_stag.copy()
+    out = solver.solve()
+    gained = 1000.0 * (out.T_stag - T0)  # c_p = 1000 J/kg/K
+    np.testing.assert_allclose(gained, 8.3929e5, rtol=1e-5)
+
+
+def test_grey_body_cooling_follows_the_lumped_law():
+    """A fully molten constant-property mantle with a huge constant eddy diffusivity stays
+    isentropic (hence isothermal in this mode) and cools as T = T0 (1 + 3 k T0^3 t)^(-1/3),
+    k = A eps sigma/(M c_p), T_eq = 0 (PHYSICS.md), M = rho V the thermal mass. The residual internal gradient that
+    carries the flux makes the surface a little cooler than the mean: 1e-3 relative."""
+    solver = make_solver(
+        CONSTANT,
+        **{"mesh.number_of_nodes": 12, "solver.end_time": 2.0e3, "solver.rtol": 1e-9,
+           "energy.conduction": False, "energy.radionuclides": False,
+           "energy.eddy_diffusivity_thermal": -1.0e9,
+           "boundary_conditions.equilibrium_temperature": 0.0,
+           "boundary_conditions.inner_boundary_condition": 2, "boundary_conditions.inner_boundary_value": 0.0},
+    )
+    start = solver.get_state()
+    T0 = start.T_magma
+    out = solver.solve()
+    R, r_c = solver.parameters.mesh.outer_radius, solver.parameters.mesh.inner_radius
+    # The entropy equation weighs each cell with the EOS density (constant 4000 kg/m3 here),
+    # not the static structure's: the thermal mass is rho V.
+    thermal_mass = 4000.0 * 4.0 / 3.0 * math.pi * (R**3 - r_c**3)
+    k = 4 * math.pi * R**2 * SIGMA_SB / (thermal_mass * 1000.0)
+    t = 2.0e3 * SECONDS_PER_YEAR
+    expected = T0 * (1 + 3 * k * T0**3 * t) ** (-1.0 / 3.0)
+    mean_T = float(np.sum(out.T_stag * out.mass_stag) / np.sum(out.mass_stag))
+    assert mean_T == pytest.approx(expected, rel=1e-3)
+    assert expected < 0.9 * T0  # the test covers real cooling, not a constant
+
+
+def half_space_flux_error(n_nodes: int) -> float:
+    """Relative error of the surface flux of a conductively cooling shell against the
+    half-space law k ΔT/sqrt(pi kappa t), corrected for the sphere's curvature (−k ΔT/R)."""
+    T0, Ts = 2000.0, 1000.0
+    solver = make_solver(
+        CONSTANT,
+        **{"mesh.number_of_nodes": n_nodes, "mesh.outer_radius": 6.371e6, "mesh.inner_radius": 6.271e6,
+           "mesh.mass_coordinates": False, "solver.end_time": 3.0e6, "solver.rtol": 1e-10, "solver.atol": 1e-10,
+           "energy.convection": False, "energy.radionuclides": False,
+           "phase_mixed.const_alpha": 0.0,
+           "boundary_conditions.outer_boundary_condition": 5, "boundary_conditions.outer_boundary_value": Ts,
+           "boundary_conditions.inner_boundary_condition": 2, "boundary_conditions.inner_boundary_value": 0.0,
+           "initial_condition.surface_temperature": T0},
+    )
+    out = solver.solve()
+    k, rho, cp = 4.0, 4000.0, 1000.0
+    kappa = k / (rho * cp)
+    t = 3.0e6 * SECONDS_PER_YEAR
+    expected = k * (T0 - Ts) * (1 / math.sqrt(math.pi * kappa * t) - 1 / 6.371e6)
+    return abs(out.F_surface - expected) / expected
+
+
+def test_half_space_conduction_converges_at_first_order():
+    """Cells of 4, 2, 1 km against a diffusion length sqrt(pi kappa t) of 17.3 km.
+
+    PHYSICS.md asks for (at least) first-order convergence in the cell size: the observed
+    order log2(e_h / e_h/2) must be >= 0.9 at each refinement (measured: about 1.8, since
+    the one-sided surface gradient over half a cell is the only first-order term and its
+    error is small next to the interior's second-order one at these resolutions). The
+    finest error, 0.24 %, is already at the level of the curvature approximation (0.3 %).
+    """
+    errors = [half_space_flux_error(n) for n in (26, 51, 101)]
+    assert errors[0] < 0.05
+    orders = [math.log2(errors[i] / errors[i + 1]) for i in range(2)]
+    assert min(orders) >= 0.9, (errors, orders)
+    assert errors[-1] < 5e-3
+
+
+# ------------------------------------------------------------------ outputs
+def test_state_output_and_netcdf(tmp_path):
+    from aragog.io import read_netcdf
+
+    solver = make_solver(**{"mesh.number_of_nodes": 14, "solver.end_time": 30.0, "solver.output_points": 7,
+                            "output.snapshots": 3})
+    out = solver.solve()
+    assert out.status == 0 and out.time == pytest.approx(30.0) and out.dt_actual == pytest.approx(30.0)
+    assert out.S_final.shape == (13,) and out.heat_flux.shape == (14,)
+    assert out.M_mantle == pytest.approx(out.M_mantle_liquid + out.M_mantle_solid, rel=1e-12)
+    assert out.nsteps > 0 and out.nfev > 0 and out.njev > 0 and out.integrator == "cvode"
+    assert out.dSdr_cmb is not None
+    path = solver.write_netcdf(tmp_path / "run.nc")
+    history = read_netcdf(path)
+    assert history.n_times == 7 and history.n_snapshots == 3
+    assert history.scalars["T_magma"][-1] == pytest.approx(out.T_magma, rel=1e-12)
+    assert history.attrs["integrator"] == "cvode"
+
+
+def test_solve_before_initialize_is_a_clear_error():
+    from aragog.solver import SolverStateError
+
+    solver = EntropySolver(load_config(EARTH))
+    with pytest.raises(SolverStateError, match="initialize"):
+        solver.solve()
+
+
+def test_set_initial_entropy_checks_shape():
+    from aragog.errors import ConfigError
+
+    solver = make_solver(**{"mesh.number_of_nodes": 10, "solver.end_time": 1.0})
+    with pytest.raises(ConfigError, match="9 values"):
+        solver.set_initial_entropy(np.ones(5))
+
+
+@pytest.mark.slow
+def test_demo_solidifies():
+    out = make_solver().solve()
+    assert out.status == 0
+    assert out.Phi_global < 0.05
