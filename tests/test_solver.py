@@ -26,6 +26,12 @@ def make_solver(config=EARTH, **overrides) -> EntropySolver:
     return solver
 
 
+def solve(solver):
+    """Solve and return the new state (``SolverOutput``)."""
+    solver.solve()
+    return solver.get_state()
+
+
 def traces_and_compiles(solver) -> dict:
     return {name: (s["traces"], s["compiles"]) for name, s in solver.jit_stats.items()}
 
@@ -89,7 +95,7 @@ def test_reused_solver_equals_a_fresh_one(contract_runs):
     fresh.initialize()
     fresh.set_initial_entropy(start.S_final)
     fresh.set_initial_dSdr_cmb(start.dSdr_cmb)
-    a, b = reused.get_state(), fresh.solve()
+    a, b = reused.get_state(), solve(fresh)
     np.testing.assert_allclose(b.S_final, a.S_final, rtol=1e-12, atol=0)
     assert b.T_magma == pytest.approx(a.T_magma, rel=1e-12)
     assert b.F_cmb == pytest.approx(a.F_cmb, rel=1e-12)
@@ -112,8 +118,8 @@ def test_cvode_and_scipy_bdf_agree_on_the_demo():
     with scipy's BDF at rtol = 1e-9: both are within their local tolerances of the true
     solution; the accumulated difference stays below 1e-5 relative in temperature."""
     common = {"mesh.number_of_nodes": 24, "solver.end_time": 200.0, "solver.rtol": 1e-9, "solver.atol": 1e-9}
-    a = make_solver(**common).solve()
-    b = make_solver(**common, **{"solver.method": "bdf"}).solve()
+    a = solve(make_solver(**common))
+    b = solve(make_solver(**common, **{"solver.method": "bdf"}))
     assert (a.integrator, b.integrator) == ("cvode", "scipy-bdf")
     assert a.status == b.status == 0
     np.testing.assert_allclose(b.T_stag, a.T_stag, rtol=1e-5)
@@ -121,14 +127,14 @@ def test_cvode_and_scipy_bdf_agree_on_the_demo():
 
 
 def test_too_many_steps_gives_status_and_message():
-    out = make_solver(**{"mesh.number_of_nodes": 12, "solver.end_time": 1.0e4, "solver.max_steps": 3}).solve()
+    out = solve(make_solver(**{"mesh.number_of_nodes": 12, "solver.end_time": 1.0e4, "solver.max_steps": 3}))
     assert out.status < 0
     assert "too many steps" in out.message
     assert out.dt_actual < 1.0e4
 
 
 def test_finite_difference_jacobian_option_runs():
-    out = make_solver(**{"mesh.number_of_nodes": 12, "solver.end_time": 20.0, "solver.jacobian": "fd"}).solve()
+    out = solve(make_solver(**{"mesh.number_of_nodes": 12, "solver.end_time": 20.0, "solver.jacobian": "fd"}))
     assert out.status == 0 and out.njev == 0
 
 
@@ -146,7 +152,7 @@ def test_closed_box_radiogenic_heating_over_a_gyr():
            "boundary_conditions.inner_boundary_condition": 2, "boundary_conditions.inner_boundary_value": 0.0},
     )
     T0 = solver.get_state().T_stag.copy()
-    out = solver.solve()
+    out = solve(solver)
     gained = 1000.0 * (out.T_stag - T0)  # c_p = 1000 J/kg/K
     np.testing.assert_allclose(gained, 8.3929e5, rtol=1e-5)
 
@@ -166,7 +172,7 @@ def test_grey_body_cooling_follows_the_lumped_law():
     )
     start = solver.get_state()
     T0 = start.T_magma
-    out = solver.solve()
+    out = solve(solver)
     R, r_c = solver.parameters.mesh.outer_radius, solver.parameters.mesh.inner_radius
     # The entropy equation weighs each cell with the EOS density (constant 4000 kg/m3 here),
     # not the static structure's: the thermal mass is rho V.
@@ -193,7 +199,7 @@ def half_space_flux_error(n_nodes: int) -> float:
            "boundary_conditions.inner_boundary_condition": 2, "boundary_conditions.inner_boundary_value": 0.0,
            "initial_condition.surface_temperature": T0},
     )
-    out = solver.solve()
+    out = solve(solver)
     k, rho, cp = 4.0, 4000.0, 1000.0
     kappa = k / (rho * cp)
     t = 3.0e6 * SECONDS_PER_YEAR
@@ -223,7 +229,7 @@ def test_state_output_and_netcdf(tmp_path):
 
     solver = make_solver(**{"mesh.number_of_nodes": 14, "solver.end_time": 30.0, "solver.output_points": 7,
                             "output.snapshots": 3})
-    out = solver.solve()
+    out = solve(solver)
     assert out.status == 0 and out.time == pytest.approx(30.0) and out.dt_actual == pytest.approx(30.0)
     assert out.S_final.shape == (13,) and out.heat_flux.shape == (14,)
     assert out.M_mantle == pytest.approx(out.M_mantle_liquid + out.M_mantle_solid, rel=1e-12)
@@ -254,6 +260,6 @@ def test_set_initial_entropy_checks_shape():
 
 @pytest.mark.slow
 def test_demo_solidifies():
-    out = make_solver().solve()
+    out = solve(make_solver())
     assert out.status == 0
     assert out.Phi_global < 0.05

@@ -100,7 +100,8 @@ def _cmd_run(args) -> int:
     out_path = Path(args.out or params.output.file or Path(args.config).with_suffix(".nc").name)
     solver = EntropySolver(params, eos_dir=args.eos_dir)
     solver.initialize()
-    state = solver.solve()
+    solver.solve()
+    state = solver.get_state()
     written = solver.write_netcdf(out_path)
     print(f"{args.config}: {state.message}")
     print(f"  t = {state.time:.6g} yr   T_magma = {state.T_magma:.1f} K   Phi_global = {state.Phi_global:.4f}"

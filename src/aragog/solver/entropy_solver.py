@@ -60,6 +60,7 @@ class EntropySolver:
         self._mesh_cache: tuple | None = None
         self._options = None
         self._inputs = None
+        self._bound = None
         self._S: np.ndarray | None = None  # cell entropy [J/kg/K]
         self._dSdr_cmb: float | None = None  # energy-balance slot [J/kg/K/m]
         self._time: float | None = None  # model time of the state [yr]
@@ -120,6 +121,7 @@ class EntropySolver:
                 "set a new initial entropy with set_initial_entropy() (or call initialize())"
             )
         self._options, self._inputs = options, inputs
+        self._bound = self._pair.bind(inputs)  # inputs packed and on the device once per reset
         return self
 
     def _mesh(self, params):
@@ -219,15 +221,17 @@ class EntropySolver:
         return y
 
     # ------------------------------------------------------------------ solve
-    def solve(self) -> SolverOutput:
+    def solve(self) -> None:
         """Integrate from ``parameters.solver.start_time`` to ``end_time`` [yr] from the current
-        state; the final state becomes the current state. Returns :meth:`get_state`."""
+        state; the final state becomes the current state. Then :meth:`get_state` returns it
+        with the solve's status and message (``status`` < 0: the solve failed, and the state
+        is the last one the integrator reached)."""
         self._require_inputs()
         wall0 = time.perf_counter()
         sp = self.parameters.solver
         t0, t1 = float(sp.start_time), float(sp.end_time)
         y0 = self._y0()
-        bound = self._pair.bind(self._inputs)
+        bound = self._bound
         problem = bound
         if sp.jacobian == "fd":
             problem = _NoJacobian(bound)
@@ -269,7 +273,6 @@ class EntropySolver:
         }
         if status < 0:
             logger.warning("solve failed at t = %.6g yr: %s", t_final, message)
-        return self.get_state()
 
     def _split(self, y):
         sc = self._inputs.scales
@@ -283,7 +286,7 @@ class EntropySolver:
         self._require_inputs()
         y = self._y0()
         t = self._time if self._time is not None else float(self.parameters.solver.start_time)
-        d = self._pair.bind(self._inputs).call("diagnostics", t, y)
+        d = self._bound.call("diagnostics", t, y)
         last = self._last or {"status": 0, "message": "not integrated yet", "t0": t, "t_final": t,
                               "result": None, "wall": 0.0}
         res = last["result"]

@@ -88,7 +88,7 @@ def heating_params(params, n_cells: int) -> physics.HeatingParams:
 
 
 def physics_inputs(params, mesh, eos_data) -> physics.PhysicsInputs:
-    """Every traced input of the physics, as float64 JAX arrays.
+    """Every traced input of the physics, as float64 arrays (NumPy or JAX).
 
     Args:
         params: validated parameters.
@@ -119,7 +119,11 @@ def physics_inputs(params, mesh, eos_data) -> physics.PhysicsInputs:
         mesh=mesh, eos=eos_data, material=material, transport=transport, boundary=boundary,
         heating=heating_params(params, int(mesh.r_stag.shape[0])), scales=scales,
     )
-    return physics.as_float64(inputs)
+    # Host float64 leaves for the small parameters (the JitPair packs and transfers them once
+    # per solve); the mesh and table arrays are already float64 JAX arrays and stay put.
+    return jax.tree_util.tree_map(
+        lambda x: x if isinstance(x, jax.Array) else np.asarray(x, dtype=np.float64), inputs
+    )
 
 
 def static_key(options: physics.PhysicsOptions, inputs: physics.PhysicsInputs, eos_data) -> tuple:
