@@ -65,7 +65,7 @@ def apply_change(params, key, value):
 def contract_runs():
     """One solver reused across every change (reset + solve each time), and the final state."""
     solver = make_solver(**CONTRACT_BASE)
-    solver.solve()
+    solve(solver)  # compiles rhs, jac and (for get_state) diagnostics
     after_first = traces_and_compiles(solver)
     per_change = []
     for key, value in CONTRACT_CHANGES:
