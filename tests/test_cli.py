@@ -125,3 +125,21 @@ def test_eos_generate_rejects_tiny_grid(tmp_path):
 def test_no_command_prints_help():
     proc = run_cli()
     assert proc.returncode == 2 and "validate" in proc.stdout
+
+
+def test_run_writes_netcdf_and_summary(tmp_path):
+    out = tmp_path / "short.nc"
+    proc = run_cli(
+        "run", str(INPUT / "constant_properties.toml"), "--out", str(out),
+        "--set", "mesh.number_of_nodes=10", "--set", "solver.end_time=100", "--plot",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "T_magma" in proc.stdout and "integrator cvode" in proc.stdout
+    assert out.is_file() and out.with_suffix(".png").is_file()
+    summary = run_cli("inspect", str(out))
+    assert summary.returncode == 0 and "T_magma" in summary.stdout
+
+
+def test_run_bad_config_no_traceback(tmp_path):
+    proc = run_cli("run", str(INPUT / "earth.toml"), "--set", "mesh.number_of_nodes=0", "--out", str(tmp_path / "x.nc"))
+    assert_one_line_error(proc, "mesh.number_of_nodes")
