@@ -263,3 +263,38 @@ def test_demo_solidifies():
     out = solve(make_solver())
     assert out.status == 0
     assert out.Phi_global < 0.05
+
+
+def test_structure_file_change_is_seen_without_recompiling(tmp_path):
+    """A structure solver rewrites the (r, P, rho, g) file between solves: reset() must use
+    the new content (no stale mesh) and reuse the compiled programs."""
+    from aragog.structure import AdamsWilliamson
+
+    path = tmp_path / "structure.txt"
+
+    def write(gravity):
+        aw = AdamsWilliamson(gravity=gravity)
+        r = np.linspace(3.4e6, 6.371e6, 400)
+        np.savetxt(path, np.column_stack([r, aw.pressure(r, 6.371e6), aw.density(r, 6.371e6), np.full_like(r, gravity)]))
+
+    write(9.81)
+    solver = make_solver(**{**CONTRACT_BASE, "mesh.eos_method": 2, "mesh.eos_file": str(path), "solver.end_time": 5.0})
+    first = solve(solver)
+    counts = traces_and_compiles(solver)
+    write(7.0)
+    solver.reset()
+    solver.set_initial_entropy(first.S_final)
+    assert float(solver._inputs.mesh.g_stag[0]) == pytest.approx(7.0)
+    solve(solver)
+    assert traces_and_compiles(solver) == counts
+
+
+def test_melt_fraction_event_stops_the_solve():
+    """energy.phi_step_cap: the solve stops (status 1) once the mass-weighted melt fraction
+    has changed by the cap; the event is located to the integrator's tolerance."""
+    solver = make_solver(**{"mesh.number_of_nodes": 16, "solver.end_time": 1.0e5, "energy.phi_step_cap": 0.05})
+    phi0 = solver.get_state().Phi_global
+    out = solve(solver)
+    assert out.status == 1
+    assert 0 < out.dt_actual < 1.0e5
+    assert abs(out.Phi_global - phi0) == pytest.approx(0.05, abs=1e-4)

@@ -11,6 +11,7 @@ reuses them: no trace, no compile.
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import time
 from pathlib import Path
@@ -125,7 +126,13 @@ class EntropySolver:
         return self
 
     def _mesh(self, params):
+        # Rebuilt when a [mesh] value or the structure file's content changed (2-3 ms).
         key = repr(params.mesh)
+        if params.mesh.eos_method == 2:
+            try:
+                key += hashlib.sha256(Path(params.mesh.eos_file).read_bytes()).hexdigest()
+            except OSError:
+                pass  # mesh_from_params reports the missing file
         if self._mesh_cache is None or self._mesh_cache[0] != key:
             self._mesh_cache = (key, structure.mesh_from_params(params.mesh))
         return self._mesh_cache[1]
