@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The test suite: set up (if needed), then the default pytest run (slow and gpu tests
-# are deselected; pass e.g. `-m slow` to run those). Extra arguments go to pytest.
+# are deselected; pass e.g. `-m slow` to run those). Tests run in parallel on the
+# machine's cores (pytest-xdist; most of their time is XLA compiling, one core each).
+# Extra arguments go to pytest.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/setup.sh
-exec .venv/bin/python -m pytest "$@"
+exec .venv/bin/python -m pytest -n auto "$@"
