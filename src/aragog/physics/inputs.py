@@ -21,6 +21,7 @@ import dataclasses
 from typing import Any
 
 from aragog._jax import jax, jnp
+from aragog._pytree import data_pytree
 
 __all__ = [
     "SIGMA_SB",
@@ -94,14 +95,9 @@ class PhysicsOptions:
         return self.core_bc == "energy_balance"
 
 
-def _pytree(cls):
-    """Frozen dataclass registered as a pytree whose fields are all data (traced)."""
-    cls = dataclasses.dataclass(frozen=True)(cls)
-    names = [f.name for f in dataclasses.fields(cls)]
-    return jax.tree_util.register_dataclass(cls, data_fields=names, meta_fields=[])
 
 
-@_pytree
+@data_pytree
 class TransportParams:
     """Transport parameters (0-d; traced).
 
@@ -122,7 +118,7 @@ class TransportParams:
     phi_width: Any = 0.15
 
 
-@_pytree
+@data_pytree
 class BoundaryParams:
     """Boundary-condition parameters (0-d; traced).
 
@@ -145,7 +141,7 @@ class BoundaryParams:
     tfac_core: Any = 1.147
 
 
-@_pytree
+@data_pytree
 class HeatingParams:
     """Internal heating (traced).
 
@@ -164,7 +160,7 @@ class HeatingParams:
     t0: Any
 
 
-@_pytree
+@data_pytree
 class Scales:
     """Nondimensionalisation (0-d; traced): y = S / S, y_slot = (dS/dr)_cmb / dSdr,
     t_seconds = t * t. Units: S [J/kg/K], t [s], dSdr [J/kg/K/m]."""
@@ -174,7 +170,7 @@ class Scales:
     dSdr: Any = 1.0e-3
 
 
-@_pytree
+@data_pytree
 class PhysicsInputs:
     """Everything the physics functions read besides (t, y) and the static options.
 

@@ -24,10 +24,10 @@ time. Discretisation (PHYSICS.md "Grid", "Fluxes at basic nodes", "Entropy equat
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, NamedTuple
 
 from aragog._jax import jax, jnp
+from aragog._pytree import data_pytree
 from aragog.physics import boundary as bnd
 from aragog.physics import transport as tr
 from aragog.physics.heating import cell_heating
@@ -256,13 +256,9 @@ def global_melt_fraction(y, inputs: PhysicsInputs, options: PhysicsOptions):
     return jnp.sum(phi * mesh.mass_stag) / jnp.sum(mesh.mass_stag)
 
 
-def _pytree(cls):
-    cls = dataclasses.dataclass(frozen=True)(cls)
-    names = [f.name for f in dataclasses.fields(cls)]
-    return jax.tree_util.register_dataclass(cls, data_fields=names, meta_fields=[])
 
 
-@_pytree
+@data_pytree
 class Diagnostics:
     """Everything the output needs at one (t, y); SI units. N cells, N+1 basic nodes.
 
