@@ -1,0 +1,41 @@
+"""``aragog.csdl``: a small CSDL-style computational-graph library.
+
+Record a model as Variables and operations, differentiate it by *recorded* reverse mode
+(:func:`derivative`, differentiable again), and run it op by op with NumPy
+(:class:`PySimulator`) or as one jitted JAX program (:class:`JaxSimulator`).
+
+Depends on JAX and NumPy only (no other part of aragog). Importing this package switches
+on ``jax_enable_x64``: every value is float64.
+
+Modules: ``recorder`` (Recorder), ``variable`` (Variable, Constant), ``operation``
+(Operation base class, graph evaluator), ``operations/`` (one module per family:
+elementwise, shape, linalg, jaxfn = record a JAX function, custom = NumPy user ops),
+``derivative`` (recorded reverse mode), ``simulators`` (PySimulator, JaxSimulator),
+``region`` (a sub-graph as one jitted / host-callback function) and ``compress``.
+
+Example::
+
+    from aragog import csdl
+    with csdl.Recorder(inline=True):
+        x = csdl.Variable(value=[0.1, 0.2], name="x")
+        d = csdl.derivative(2 * csdl.sum(csdl.sin(x) * x), x)
+    d.value  # [[0.39866767, 0.78936529]]
+"""
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+from aragog.csdl.compress import JaxCompressedOperation, compress  # noqa: E402
+from aragog.csdl.derivative import derivative  # noqa: E402
+from aragog.csdl.operation import Operation  # noqa: E402
+from aragog.csdl.operations import *  # noqa: E402,F401,F403
+from aragog.csdl.operations import __all__ as _ops_all  # noqa: E402
+from aragog.csdl.recorder import Recorder, get_current_recorder  # noqa: E402
+from aragog.csdl.simulators import JaxSimulator, PySimulator  # noqa: E402
+from aragog.csdl.variable import Constant, Variable  # noqa: E402
+
+__all__ = [
+    "Recorder", "get_current_recorder", "Variable", "Constant", "Operation",
+    "derivative", "compress", "JaxCompressedOperation", "PySimulator", "JaxSimulator", *_ops_all,
+]

@@ -1,0 +1,162 @@
+"""A *region*: a sub-graph packaged as one function of arrays.
+
+A :class:`Region` holds ``in_vars`` (Variables bound to the function's arguments, in
+order), ``nodes`` (operations, topologically ordered) and ``out_vars`` (Variables whose
+values are returned; ``None`` means a zero array of the matching ``out_shapes``). It can
+run as
+
+- ``fn``: a pure JAX function (traced into whatever program calls it);
+- ``jitted``: its own compiled program (``compile_count`` counts its compilations);
+- ``jax_call``: what a JAX program calls. With ``compile_separately`` it is a
+  ``jax.pure_callback`` to ``jitted`` — the enclosing program contains only the callback,
+  so the region compiles on its own. Under ``jax.vmap`` the callback receives the whole
+  batch at once (``vmap_method='broadcast_all'``) and runs one vmapped compiled call, not
+  one round trip per element. The callback is wrapped in ``jax.custom_vjp`` whose
+  backward pass calls the region's *recorded* reverse mode (another Region, itself
+  separately compiled), so JAX transformations (``jax.vjp``/``grad`` of a
+  ``jax_function`` or of a ``loop=False`` Jacobian containing it) work to any order.
+
+``vjp_region(given, wanted)`` records the reverse pass of the region's operations (each
+op's ``vjp``) into a private recorder and returns the Region computing the cotangents of
+the ``wanted`` inputs from the inputs and the cotangents of the ``given`` outputs (its
+nodes: the forward nodes, then the recorded reverse nodes). Cached per key.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from aragog.csdl.operation import evaluate_nodes, lookup
+from aragog.csdl.operations.elementwise import add
+from aragog.csdl.recorder import Recorder
+from aragog.csdl.variable import Variable
+
+
+class Region:
+    def __init__(self, in_vars, nodes, out_vars, out_shapes=None, *, label="region",
+                 compile_separately=True, jit_kwargs=None):
+        self.in_vars = list(in_vars)
+        self.nodes = list(nodes)
+        self.out_vars = list(out_vars)
+        self.out_shapes = [v.shape for v in out_vars] if out_shapes is None else list(out_shapes)
+        self.label = label
+        self.compile_separately = bool(compile_separately)
+        self.jit_kwargs = dict(jit_kwargs or {})
+        self.compile_count = 0  # traces of its own jitted functions (plain and batched)
+        self.host_calls = 0  # calls through the host callback
+        self._jitted = None
+        self._batched = None
+        self._vjp_regions: dict = {}
+        self._call = None
+
+    # the function -------------------------------------------------------------------
+    def fn(self, *vals):
+        env = dict(zip(self.in_vars, vals))
+        evaluate_nodes(self.nodes, env, jnp)
+        return tuple(
+            jnp.zeros(s, jnp.float64) if v is None else jnp.asarray(lookup(env, v), jnp.float64)
+            for v, s in zip(self.out_vars, self.out_shapes)
+        )
+
+    def _counted(self, f):
+        def traced(*vals):
+            self.compile_count += 1
+            return f(*vals)
+
+        return traced
+
+    @property
+    def jitted(self):
+        if self._jitted is None:
+            self._jitted = jax.jit(self._counted(self.fn), **self.jit_kwargs)
+        return self._jitted
+
+    @property
+    def batched(self):
+        if self._batched is None:
+            self._batched = jax.jit(self._counted(jax.vmap(self.fn)), **self.jit_kwargs)
+        return self._batched
+
+    def call_numpy(self, *vals) -> tuple:
+        """One call of the compiled function, NumPy in and out.
+
+        Runs under ``jax.default_device(cpu 0)``: JAX sets that default inside host
+        callbacks and it is part of jit's cache key, so doing the same outside a callback
+        (inline recording, PySimulator) lets both share one compiled function."""
+        with jax.default_device(jax.devices("cpu")[0]):
+            return tuple(np.asarray(o, dtype=np.float64) for o in self.jitted(*vals))
+
+    def host_call(self, *vals):
+        """The host-callback target: NumPy in, NumPy out; leading batch axes (from
+        vmap, all arguments batched: ``broadcast_all``) handled in one vmapped call."""
+        self.host_calls += 1
+        vals = [np.asarray(v, dtype=np.float64) for v in vals]
+        nb = vals[0].ndim - len(self.in_vars[0].shape) if vals else 0
+        if nb == 0:
+            return self.call_numpy(*vals)
+        bshape = vals[0].shape[:nb]
+        flat = [v.reshape((-1,) + v.shape[nb:]) for v in vals]
+        with jax.default_device(jax.devices("cpu")[0]):
+            outs = self.batched(*flat)
+        return tuple(np.asarray(o).reshape(bshape + o.shape[1:]) for o in outs)
+
+    def jax_call(self, *vals):
+        if not self.compile_separately:
+            return self.fn(*vals)
+        if self._call is None:
+            self._call = self._make_callback()
+        return self._call(*vals)
+
+    def _make_callback(self):
+        shapes = tuple(jax.ShapeDtypeStruct(s, jnp.float64) for s in self.out_shapes)
+        n_in, n_out = len(self.in_vars), len(self.out_shapes)
+
+        @jax.custom_vjp
+        def call(*vals):
+            return jax.pure_callback(self.host_call, shapes, *vals, vmap_method="broadcast_all")
+
+        def fwd(*vals):
+            return call(*vals), vals
+
+        def bwd(vals, cts):
+            back = self.vjp_region(tuple(range(n_out)), tuple(range(n_in)))
+            return tuple(back.jax_call(*vals, *cts))
+
+        call.defvjp(fwd, bwd)
+        return call
+
+    # reverse mode --------------------------------------------------------------------
+    def vjp_region(self, given, wanted) -> "Region":
+        """Region: (inputs..., cotangents of outputs ``given``) -> cotangents of inputs
+        ``wanted``."""
+        from aragog.csdl.derivative import vjp_pass
+
+        key = (tuple(given), tuple(wanted))
+        if key in self._vjp_regions:
+            return self._vjp_regions[key]
+        sub = Recorder(name=f"vjp({self.label})")
+        seeds = [Variable(shape=self.out_shapes[i], name=f"cot_{i}") for i in given]
+        active = {id(self.in_vars[i]) for i in wanted}
+        ops = []
+        for op in self.nodes:
+            if any(id(v) in active for v in op.inputs):
+                ops.append(op)
+                active.update(id(v) for v in op.outputs)
+        with sub:
+            seed_map: dict = {}
+            for i, s in zip(given, seeds):
+                v = self.out_vars[i]
+                if v is None:
+                    continue
+                seed_map[v] = add(seed_map[v], s) if v in seed_map else s
+            cot = vjp_pass(ops, active, seed_map)
+        grads = [cot.get(id(self.in_vars[i])) for i in wanted]
+        region = Region(
+            self.in_vars + seeds, self.nodes + sub.nodes, grads,
+            [self.in_vars[i].shape for i in wanted], label=f"vjp({self.label})",
+            compile_separately=self.compile_separately, jit_kwargs=self.jit_kwargs,
+        )
+        self._vjp_regions[key] = region
+        return region
