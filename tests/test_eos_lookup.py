@@ -187,3 +187,30 @@ def test_interp1d_uniform_flag():
     a = _interp1d_slope(xp, fp, x, True)
     b = _interp1d_slope(xp, fp, x, False)
     assert np.array_equal(np.asarray(a[0]), np.asarray(b[0])) and np.array_equal(np.asarray(a[1]), np.asarray(b[1]))
+
+
+@pytest.mark.parametrize("P_ax,S_ax,Q,up,us", GRIDS)
+def test_cell_bounds_are_the_located_cell(P_ax, S_ax, Q, up, us):
+    # cell_bounds returns the clipped query and the end points axis[i], axis[i + 1] of the
+    # cell locate() finds; any estimate factor close to (n - 1)/(hi - lo) gives that cell.
+    x = np.r_[RNG.uniform(P_ax[0] - 1e10, P_ax[-1] + 1e10, 3000), P_ax]
+    cb = jax.jit(lookup.cell_bounds, static_argnums=2)
+    xc, i, x0, x1 = (np.asarray(a) for a in cb(P_ax, x, up))
+    cell = _locate(P_ax, x, up)
+    assert np.array_equal(i, np.asarray(cell.i))
+    assert np.array_equal(x0, P_ax[i]) and np.array_equal(x1, P_ax[i + 1])
+    assert np.array_equal(xc, np.clip(x, P_ax[0], P_ax[-1]))
+    assert np.all((x0 <= xc) & (xc <= x1))
+    if up:
+        inv = (P_ax.size - 1) / (P_ax[-1] - P_ax[0])
+        for f in (1.0 - 1e-12, 1.0 + 1e-12):
+            assert np.array_equal(np.asarray(cb(P_ax, x, True, inv * f)[1]), i)
+
+
+def test_take_rows_shapes():
+    a = np.arange(12.0).reshape(6, 2)
+    idx = np.array([[0, 5], [3, 3], [1, 2]])
+    got = np.asarray(jax.jit(lookup.take_rows)(a, idx))
+    assert got.shape == (3, 2, 2) and np.array_equal(got, a[idx])
+    v = np.arange(7.0)
+    assert np.array_equal(np.asarray(jax.jit(lookup.take_rows)(v, np.array(4))), 4.0)

@@ -11,19 +11,19 @@ lookup is the bilinear form. ``jax.grad`` gives the piecewise-constant cell slop
 Cell search: for a *uniform* axis (static flag, see :func:`aragog.eos.tables.is_uniform`)
 the index is ``floor((x - x0)/h)`` followed by one exact correction step against the axis
 values; otherwise ``jnp.searchsorted`` (binary search; its default "scan" method was the
-fastest of JAX's four on the CPU). Measured on the CPU at 200 queries: one lookup of five
-quantities ~35 us (arithmetic) vs ~50 us (searchsorted) as a standalone call; the whole
-two-phase evaluator inside a jitted loop ~19 vs ~21.5 us (``tools/bench_eos.py``).
+fastest of JAX's four on the CPU). The correction step and the cell end points come from one
+gather of the four axis values around the estimate (:func:`cell_bounds`); the result is the
+same cell and the same fraction as comparing against ``axis[i]``, ``axis[i + 1]`` one by one.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from aragog._jax import jnp
+from aragog._jax import jax, jnp
 
-__all__ = ["Cell", "locate", "bilinear_at", "bilinear", "interp1d", "interp1d_slope", "lookup_phase",
-           "PHASE_FIELDS"]
+__all__ = ["Cell", "locate", "cell_bounds", "take_rows", "bilinear_at", "bilinear", "interp1d",
+           "interp1d_slope", "lookup_phase", "PHASE_FIELDS"]
 
 PHASE_FIELDS = ("T", "rho", "cp", "alpha", "dTdPs")
 
@@ -36,11 +36,29 @@ class Cell(NamedTuple):
     t: jnp.ndarray
 
 
-def locate(axis, x, uniform: bool = False) -> Cell:
-    """Locate ``x`` (any shape) on the strictly increasing ``axis`` (n,), clipping to its range.
+def take_rows(arr, idx):
+    """``arr[idx]`` along axis 0 for int ``idx`` of any shape (shape ``idx.shape + arr.shape[1:]``).
 
-    ``uniform`` (static) selects the arithmetic index; it must only be True for axes whose
-    nodes lie within a quarter cell of a uniform grid (then the result is exact).
+    One XLA gather; indices must be in range (they are clipped by the callers).
+    """
+    arr = jnp.asarray(arr)
+    idx = jnp.asarray(idx, dtype=jnp.int32)
+    dnums = jax.lax.GatherDimensionNumbers(offset_dims=tuple(range(idx.ndim, idx.ndim + arr.ndim - 1)),
+                                           collapsed_slice_dims=(0,), start_index_map=(0,))
+    return jax.lax.gather(arr, idx[..., None], dnums, (1,) + arr.shape[1:],
+                          mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
+def cell_bounds(axis, x, uniform: bool = False, inv_step=None):
+    """Clipped ``x``, cell index ``i`` (int32, in [0, n-2]) and the cell's end points.
+
+    Returns ``(xc, i, x0, x1)`` with ``x0 = axis[i] <= xc <= axis[i + 1] = x1`` (``xc`` is ``x``
+    clipped to the axis range, derivative 1 up to and including the end points, 0 beyond).
+    ``uniform`` (static) selects the arithmetic estimate ``floor((xc - x0) inv_step)``, then one
+    exact correction; it must only be True for axes whose nodes lie within a quarter cell of a
+    uniform grid (the estimate is then the true cell or a neighbour). ``inv_step`` is
+    ``(n - 1)/(axis[-1] - axis[0])`` (computed here when None; any value within a few
+    rounding errors gives the same cell).
     """
     axis = jnp.asarray(axis)
     x = jnp.asarray(x, dtype=axis.dtype)
@@ -50,26 +68,50 @@ def locate(axis, x, uniform: bool = False) -> Cell:
     # (jnp.clip gives 0.5 there) and 0 beyond them.
     xc = jnp.where(x < lo, lo, jnp.where(x > hi, hi, x))
     if uniform:
-        i = jnp.floor((xc - lo) * ((n - 1) / (hi - lo))).astype(jnp.int32)
-        i = jnp.clip(i, 0, n - 2)
-        # The estimate is the true cell or a neighbour (quarter-cell uniformity): correct it.
-        i = jnp.where(xc < axis[i], i - 1, i)
-        i = jnp.where(xc >= axis[i + 1], i + 1, i)
-        i = jnp.clip(i, 0, n - 2)
+        if inv_step is None:
+            inv_step = (n - 1) / (hi - lo)
+        i0 = jnp.clip(jnp.floor((xc - lo) * inv_step).astype(jnp.int32), 0, n - 2)
+        # axis[i0 - 1 .. i0 + 2] in one gather: enough to correct the estimate by one cell
+        # either way and to read the corrected cell's end points.
+        w = take_rows(axis, jnp.clip(i0[..., None] + jnp.arange(-1, 3, dtype=jnp.int32), 0, n - 1))
+        a_m, a_0, a_1, a_2 = w[..., 0], w[..., 1], w[..., 2], w[..., 3]
+        down = xc < a_0  # never at i0 = 0 (xc >= axis[0])
+        up = (~down) & (xc >= a_1) & (i0 < n - 2)
+        i = i0 - down.astype(jnp.int32) + up.astype(jnp.int32)
+        x0 = jnp.where(down, a_m, jnp.where(up, a_1, a_0))
+        x1 = jnp.where(down, a_0, jnp.where(up, a_2, a_1))
     else:
         i = jnp.clip(jnp.searchsorted(axis, xc, side="right").astype(jnp.int32) - 1, 0, n - 2)
-    x0 = axis[i]
-    t = (xc - x0) / (axis[i + 1] - x0)
-    return Cell(i, t)
+        w = take_rows(axis, i[..., None] + jnp.arange(2, dtype=jnp.int32))
+        x0, x1 = w[..., 0], w[..., 1]
+    return xc, i, x0, x1
+
+
+def locate(axis, x, uniform: bool = False) -> Cell:
+    """Locate ``x`` (any shape) on the strictly increasing ``axis`` (n,), clipping to its range.
+
+    ``uniform`` (static) selects the arithmetic index; it must only be True for axes whose
+    nodes lie within a quarter cell of a uniform grid (then the result is exact).
+    """
+    xc, i, x0, x1 = cell_bounds(axis, x, uniform)
+    return Cell(i, (xc - x0) / (x1 - x0))
 
 
 def bilinear_at(values, cp: Cell, cs: Cell):
-    """Bilinear value of ``values`` (NS, NP) at located queries (``cp`` on P, ``cs`` on S)."""
+    """Bilinear value of ``values`` (NS, NP) at located queries (``cp`` on P, ``cs`` on S).
+
+    The four corners are read from the flattened table with the 1-D indices ``j NP + i``
+    (one scalar gather each; 2-D ``(j, i)`` pairs would first be assembled into an index
+    array by an XLA kernel of their own).
+    """
     values = jnp.asarray(values)
+    n_p = values.shape[1]
+    flat = jnp.reshape(values, (-1,))
     i, tp = cp
     j, ts = cs
-    lo = (1.0 - tp) * values[j, i] + tp * values[j, i + 1]
-    hi = (1.0 - tp) * values[j + 1, i] + tp * values[j + 1, i + 1]
+    k = j * n_p + i
+    lo = (1.0 - tp) * take_rows(flat, k) + tp * take_rows(flat, k + 1)
+    hi = (1.0 - tp) * take_rows(flat, k + n_p) + tp * take_rows(flat, k + n_p + 1)
     return (1.0 - ts) * lo + ts * hi
 
 

@@ -49,7 +49,7 @@ from functools import partial
 from typing import Any
 
 from aragog._jax import jax, jnp
-from aragog.eos.lookup import interp1d_slope, locate, bilinear_at, PHASE_FIELDS
+from aragog.eos.lookup import Cell, bilinear_at, cell_bounds, take_rows
 
 __all__ = [
     "MaterialParams",
@@ -141,25 +141,52 @@ def evaluate_phase(tables, params: MaterialParams, P, S) -> PhaseState:
     Pure and jittable: ``jax.jit(evaluate_phase)(tables, params, P, S)`` traces the table
     arrays and parameters as inputs. See the module docstring for the equations and the
     direction of the mixed/single-phase blend.
+
+    Laid out for few XLA:CPU kernels (each costs dispatch time at a few hundred points): the
+    scalar factors come from one small division, each cell search reads its cell with one
+    gather (:func:`~aragog.eos.lookup.cell_bounds`), table corners are read with flat 1-D
+    indices, and the blend weight takes one tanh per point.
     """
     P = jnp.asarray(P, dtype=jnp.float64)
     S = jnp.asarray(S, dtype=jnp.float64)
     P, S = jnp.broadcast_arrays(P, S)
-    melt, solid = tables.melt, tables.solid
+    melt, solid, sol, liq = tables.melt, tables.solid, tables.solidus, tables.liquidus
 
-    S_sol, dSsol_dP = interp1d_slope(tables.solidus.P, tables.solidus.S, P, tables.solidus.P_uniform)
-    S_liq, dSliq_dP = interp1d_slope(tables.liquidus.P, tables.liquidus.S, P, tables.liquidus.P_uniform)
+    # The scalar factors in one small division (one XLA kernel rather than one each):
+    # (n - 1)/(hi - lo) of the uniform axes (cell estimates), 1/w and 1/phi_width (XLA
+    # compiles x/w as x (1/w) anyway).
+    axes = (sol.P, liq.P, melt.P, solid.P, melt.S, solid.S)
+    flags = (sol.P_uniform, liq.P_uniform, melt.P_uniform, solid.P_uniform, melt.S_uniform, solid.S_uniform)
+    uni = [k for k in range(len(axes)) if flags[k]]
+    scal = (jnp.stack([jnp.asarray(axes[k].shape[0] - 1, jnp.float64) for k in uni] + [jnp.float64(1.0)] * 2)
+            / jnp.stack([axes[k][-1] - axes[k][0] for k in uni]
+                        + [jnp.asarray(params.smooth_width, jnp.float64), jnp.asarray(params.phi_width, jnp.float64)]))
+    inv = [None] * len(axes)
+    for pos, k in enumerate(uni):
+        inv[k] = scal[pos]
+    inv_w, inv_pw = scal[len(uni)], scal[len(uni) + 1]
+
+    def locate(k, x):  # lookup.locate on axes[k], with its precomputed cell-estimate factor
+        xc, i, x0, x1 = cell_bounds(axes[k], x, flags[k], inv[k])
+        return Cell(i, (xc - x0) / (x1 - x0)), x1 - x0
+
+    def boundary(b, k):  # lookup.interp1d_slope: value and segment slope (0 outside the P range)
+        (i, t), h = locate(k, P)
+        f = take_rows(b.S, i[..., None] + jnp.arange(2, dtype=jnp.int32))
+        f0, f1 = f[..., 0], f[..., 1]
+        inside = (P >= b.P[0]) & (P <= b.P[-1])
+        return (1.0 - t) * f0 + t * f1, jnp.where(inside, (f1 - f0) / h, 0.0)
+
+    S_sol, dSsol_dP = boundary(sol, 0)
+    S_liq, dSliq_dP = boundary(liq, 1)
     gap = S_liq - S_sol
     g = (S - S_sol) / gap
     phi = jnp.clip(g, 0.0, 1.0)
 
     # Cell searches: P once per table grid, S at the query and at the phase boundary.
-    cp_m = locate(melt.P, P, melt.P_uniform)
-    cp_s = locate(solid.P, P, solid.P_uniform)
-    cs_m = locate(melt.S, S, melt.S_uniform)
-    cs_s = locate(solid.S, S, solid.S_uniform)
-    cs_liq = locate(melt.S, S_liq, melt.S_uniform)
-    cs_sol = locate(solid.S, S_sol, solid.S_uniform)
+    cp_m, cp_s = locate(2, P)[0], locate(3, P)[0]
+    cs_m, cs_s = locate(4, S)[0], locate(5, S)[0]
+    cs_liq, cs_sol = locate(4, S_liq)[0], locate(5, S_sol)[0]
 
     T_liq = bilinear_at(melt.T, cp_m, cs_liq)
     rho_liq = bilinear_at(melt.rho, cp_m, cs_liq)
@@ -178,14 +205,15 @@ def evaluate_phase(tables, params: MaterialParams, P, S) -> PhaseState:
     one_m = _single(melt, cp_m, cs_m)
     one_s = _single(solid, cp_s, cs_s)
     melt_side = g > 0.5
-    w = params.smooth_width
-    W = jnp.where(melt_side, 1.0 - tanh_weight(g, 1.0, w), tanh_weight(g, 0.0, w))
+    # W = 1 - tw(g, 1, w) on the melt side, tw(g, 0, w) otherwise: one tanh per point.
+    th = jnp.tanh(jnp.where(melt_side, g - 1.0, g) * inv_w)
+    W = jnp.where(melt_side, 1.0 - 0.5 * (1.0 + th), 0.5 * (1.0 + th))
 
     def blend(mix, key):
         one = jnp.where(melt_side, one_m[key], one_s[key])
         return W * mix + (1.0 - W) * one
 
-    w_r = tanh_weight(phi, params.phi_rheo, params.phi_width)
+    w_r = 0.5 * (1.0 + jnp.tanh((phi - params.phi_rheo) * inv_pw))  # tanh_weight(phi, phi_rheo, phi_width)
     log10_visc = (1.0 - w_r) * jnp.log10(params.visc_sol) + w_r * jnp.log10(params.visc_liq)
     return PhaseState(
         T=blend(T_mix, "T"),
@@ -208,7 +236,7 @@ def evaluate_phase(tables, params: MaterialParams, P, S) -> PhaseState:
 
 
 def _single(table, cp_, cs_) -> dict:
-    out = {f: bilinear_at(getattr(table, f), cp_, cs_) for f in PHASE_FIELDS if f != "alpha"}
+    out = {f: bilinear_at(getattr(table, f), cp_, cs_) for f in ("T", "rho", "cp", "dTdPs")}
     if table.alpha is None:  # alpha = (dT/dP)_S rho c_p / T
         out["alpha"] = out["dTdPs"] * out["rho"] * out["cp"] / out["T"]
     else:
