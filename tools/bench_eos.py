@@ -17,8 +17,8 @@
 
 The XLA:CPU runtime, not the table lookups, dominates the standalone call on small
 machines: every call of a program whose cost analysis exceeds ~1000 flops is handed to a
-worker thread (``jax_cpu_enable_async_dispatch``, default on; ``--sync-dispatch`` turns it off
-for a comparison), more than 8 kernels ready at once are spread over threads, and a kernel
+worker thread (``jax_cpu_enable_async_dispatch``: JAX's default, which aragog turns off;
+``--async-dispatch`` turns it back on for a comparison), more than 8 kernels ready at once are spread over threads, and a kernel
 whose gather operands exceed 512 KB (a fusion reading two 200x200 tables) is split across
 threads (the ``partitioned kernels`` count below; none when the process may use one CPU
 only). The report lists the kernel counts of the evaluator.
@@ -84,16 +84,17 @@ def main(argv=None) -> int:
     ap.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT")
     ap.add_argument("--calls", type=int, default=5000, help="timed calls per evaluation row")
     ap.add_argument("--repeat", type=int, default=5, help="repeats of the load/generate/write timings")
-    ap.add_argument("--sync-dispatch", action="store_true",
-                    help="run jitted calls synchronously in the calling thread (jax_cpu_enable_async_dispatch=False)")
+    ap.add_argument("--async-dispatch", action="store_true",
+                    help="hand jitted calls to a worker thread (JAX's default; aragog runs them synchronously)")
     args = ap.parse_args(argv)
-    if args.sync_dispatch:  # before the first computation creates the CPU client
-        jax.config.update("jax_cpu_enable_async_dispatch", False)
+    if args.async_dispatch:  # before the first computation creates the CPU client
+        jax.config.update("jax_cpu_enable_async_dispatch", True)
+    async_dispatch = bool(jax.config.read("jax_cpu_enable_async_dispatch"))
     res: dict = {"host": {"python": sys.version.split()[0], "jax": jax.__version__, "numpy": np.__version__,
                           "machine": platform.machine(), "cpus": os.cpu_count(),
                           "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                           else os.cpu_count(),
-                          "async_dispatch": not args.sync_dispatch}}
+                          "async_dispatch": async_dispatch}}
     rows = []
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -179,7 +180,7 @@ def main(argv=None) -> int:
     k200 = res["eval_200x200"]
     print(f"(evaluator on the 200x200 set: {k200['xla_kernels']} XLA kernels, {k200['partitioned_kernels']} "
           f"partitioned across threads; {res['host']['usable_cpus']} usable CPUs, "
-          f"{'synchronous' if args.sync_dispatch else 'asynchronous'} CPU dispatch, jax {jax.__version__})")
+          f"{'asynchronous' if async_dispatch else 'synchronous'} CPU dispatch, jax {jax.__version__})")
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=1) + "\n")
         print(f"wrote {args.json}")

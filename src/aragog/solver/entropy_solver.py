@@ -114,7 +114,7 @@ class EntropySolver:
                 configure_compilation_cache(params.solver.jax_cache_dir)
             if self._pair is not None:
                 logger.info("static inputs changed: building new compiled programs")
-            self._pair = self._build_pair(options, inputs, params.solver.jacobian)
+            self._pair = self._build_pair(options, inputs)
             self._key = key
         if self._S is not None and self._S.shape[0] != mesh.number_of_cells:
             raise ConfigError(
@@ -149,7 +149,11 @@ class EntropySolver:
             self._eos_cache = {key: data}  # keep one set
         return self._eos_cache[key]
 
-    def _build_pair(self, options, inputs, jacobian: str) -> JitPair:
+    def _build_pair(self, options, inputs, jacobian: str = "banded") -> JitPair:
+        """Compiled programs for ``options`` and inputs shaped like ``inputs``. ``jacobian``:
+        "banded" (colored forward-mode products, CVODE's band solver; the default) or
+        "dense" (jacfwd; kept for comparison in tools/bench_solver.py). With
+        ``solver.jacobian = "fd"`` the Jacobian program is never called (lazy)."""
         n_state = physics.state_size(inputs.mesh.number_of_cells, options)
         ml, mu = physics.band_widths(options)
         rhs = functools.partial(_rhs, options=options)
@@ -157,10 +161,7 @@ class EntropySolver:
             "diagnostics": functools.partial(_diagnostics, options=options),
             "melt_fraction": functools.partial(_melt_fraction, options=options),
         }
-        mode = "banded" if jacobian in ("jax", "banded") else "dense"
-        if jacobian == "fd":
-            mode = "banded"  # compiled anyway; the integrator is told to difference instead
-        return JitPair(rhs, n_state, inputs, ml, mu, jacobian=mode, extra=extra, lazy=True)
+        return JitPair(rhs, n_state, inputs, ml, mu, jacobian=jacobian, extra=extra, lazy=True)
 
     # ------------------------------------------------------------------ state
     @property
