@@ -298,3 +298,11 @@ def test_melt_fraction_event_stops_the_solve():
     assert out.status == 1
     assert 0 < out.dt_actual < 1.0e5
     assert abs(out.Phi_global - phi0) == pytest.approx(0.05, abs=1e-4)
+
+
+def test_blocks_compile_mode_is_rejected_clearly():
+    from aragog.errors import ConfigError
+
+    solver = EntropySolver(load_config(EARTH, overrides={"solver.compile_mode": "blocks"}))
+    with pytest.raises(ConfigError, match="compile_mode"):
+        solver.initialize()

@@ -143,7 +143,7 @@ _SOLVER = {
     "jacobian": Key("str", "jax", "", "Jacobian: analytic (JAX) or finite differences",
                     choices=("jax", "fd")),
     "jax_cache_dir": Key("str", "", "", "persistent XLA compilation cache directory (empty: none)"),
-    "compile_mode": Key("str", "fused", "", "one fused compiled RHS or separately compiled blocks",
+    "compile_mode": Key("str", "fused", "", "one fused compiled RHS, or separately compiled blocks (\"blocks\" is not available yet: rejected by the solver)",
                         choices=("fused", "blocks")),
 }
 
@@ -223,14 +223,14 @@ _PHASE = {
 }
 
 _PHASE_MIXED = {
-    "latent_heat_of_fusion": _nonneg("J/kg", "latent heat of fusion"),
+    "latent_heat_of_fusion": _nonneg("J/kg", "latent heat of fusion (accepted for compatibility; the EOS tables carry it: no effect)"),
     "rheological_transition_melt_fraction": _frac("melt fraction φ_rheo of the rheological transition"),
     "rheological_transition_width": Key("float", REQUIRED, "-", "width Δφ of the rheological "
                                         "transition", lo=0.0, hi=1.0, lo_open=True),
     "solidus": Key("str", REQUIRED, "", "accepted for compatibility (the tables carry the solidus)"),
     "liquidus": Key("str", REQUIRED, "", "accepted for compatibility (the tables carry the liquidus)"),
-    "phase": Key("str", REQUIRED, "", "phase model", choices=("liquid", "solid", "mixed")),
-    "phase_transition_width": _pos("-", "width of the phase transition"),
+    "phase": Key("str", REQUIRED, "", "phase model (accepted for compatibility; the melt fraction comes from the EOS: no effect)", choices=("liquid", "solid", "mixed")),
+    "phase_transition_width": _pos("-", "width of the phase transition (accepted for compatibility; see matprop_smooth_width: no effect)"),
     "grain_size": _pos("m", "grain size (permeability of the mush)"),
     "matprop_smooth_width": Key("float", 0.01, "-", "blending width near the phase boundaries",
                                 lo=0.0, hi=1.0, lo_open=True),

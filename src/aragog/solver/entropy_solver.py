@@ -104,6 +104,11 @@ class EntropySolver:
         values, heating, ...). Builds new compiled programs only when the static key changed
         (state size, boundary modes, physics switches, table identity, array shapes)."""
         params = self.parameters.validate()
+        if params.solver.compile_mode != "fused":
+            raise ConfigError(
+                f"solver.compile_mode = {params.solver.compile_mode!r} is not available in this version; "
+                "use \"fused\" (separately compiled blocks are being built on aragog.csdl)"
+            )
         options = _inputs.physics_options(params)
         mesh = self._mesh(params)
         eos_data = self._eos(params)
