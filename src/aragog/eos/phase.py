@@ -44,11 +44,11 @@ K-1, dTdPs K Pa-1, k W m-1 K-1, visc Pa s, dS/dP J kg-1 K-1 Pa-1).
 
 from __future__ import annotations
 
-import dataclasses
 from functools import partial
 from typing import Any
 
 from aragog._jax import jax, jnp
+from aragog._pytree import data_pytree
 from aragog.eos.lookup import Cell, bilinear_at, cell_bounds, take_rows
 
 __all__ = [
@@ -61,14 +61,9 @@ __all__ = [
 ]
 
 
-def _pytree(cls):
-    """Frozen dataclass whose fields are all pytree data (floats or arrays, traced under jit)."""
-    cls = dataclasses.dataclass(frozen=True)(cls)
-    names = [f.name for f in dataclasses.fields(cls)]
-    return jax.tree_util.register_dataclass(cls, data_fields=names, meta_fields=[])
 
 
-@_pytree
+@data_pytree
 class MaterialParams:
     """Material parameters of the two-phase evaluator (floats or 0-d arrays; traced).
 
@@ -87,7 +82,7 @@ class MaterialParams:
     phi_width: Any = 0.15
 
 
-@_pytree
+@data_pytree
 class ConstantParams:
     """Constant-property mode: rho [kg m-3], cp [J kg-1 K-1], alpha [K-1], cond
     [W m-1 K-1], log10visc (log10 of viscosity in Pa s), T_ref [K] at S_ref [J kg-1 K-1]."""
@@ -101,7 +96,7 @@ class ConstantParams:
     S_ref: Any = 2000.0
 
 
-@_pytree
+@data_pytree
 class PhaseState:
     """Material state at (P, S) points; every field has the broadcast shape of (P, S).
 
