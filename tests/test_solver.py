@@ -306,3 +306,15 @@ def test_blocks_compile_mode_is_rejected_clearly():
     solver = EntropySolver(load_config(EARTH, overrides={"solver.compile_mode": "blocks"}))
     with pytest.raises(ConfigError, match="compile_mode"):
         solver.initialize()
+
+
+def test_history_keeps_the_latest_solve_and_earlier_final_states(tmp_path):
+    solver = make_solver(**{"mesh.number_of_nodes": 10, "solver.end_time": 10.0, "solver.output_points": 5})
+    for i in range(3):
+        p = solver.parameters
+        p.solver.start_time, p.solver.end_time = 10.0 * i, 10.0 * (i + 1)
+        solver.reset()
+        solver.solve()
+    history = solver.history()
+    # final states of solves 1 and 2, then the 5 output times of solve 3
+    np.testing.assert_allclose(history.time, [10.0, 20.0, 20.0, 22.5, 25.0, 27.5, 30.0])

@@ -262,10 +262,9 @@ class EntropySolver:
         else:
             n_out = max(int(sp.output_points), 2)
             t_eval = np.linspace(t0, t1, n_out)
-            atol = float(sp.atol) / np.array(
-                [float(self._inputs.scales.dSdr)] * (1 if self._options.energy_balance else 0)
-                + [float(self._inputs.scales.S)] * self.n_cells
-            )
+            # atol [J/kg/K] applies to the nondimensional state (entropy / Scales.S; the
+            # energy-balance slot is of order one in the same scaling).
+            atol = float(sp.atol) / float(self._inputs.scales.S)
             result = integrate(problem, t_eval, y0, method=method, rtol=float(sp.rtol), atol=atol,
                                max_steps=int(sp.max_steps), event=event)
             t_out, y_out = result.t, result.y
@@ -274,9 +273,14 @@ class EntropySolver:
             if result.t_event is not None and (len(t_out) == 0 or t_out[-1] != result.t_event):
                 t_out = np.append(t_out, result.t_event)
                 y_out = np.vstack([y_out, result.y_event])
+        # History: every output time of the latest solve, only the final state of earlier
+        # ones (bounded memory over 10^4 coupling solves).
+        if self._records:
+            t_prev, y_prev, inp_prev = self._records[-1]
+            self._records[-1] = (t_prev[-1:], y_prev[-1:], inp_prev)
         self._records.append((np.asarray(t_out, dtype=np.float64), np.asarray(y_out), self._inputs))
-        S, slot = self._split(y_final)
-        if status >= 0 or len(t_out) > 0:
+        if len(t_out) > 0:  # a failed solve still moves to the last state reached
+            S, slot = self._split(y_final)
             self._S, self._time = S, t_final
             if slot is not None:
                 self._dSdr_cmb = slot
@@ -326,8 +330,10 @@ class EntropySolver:
         return stats
 
     def history(self):
-        """The run so far as an :class:`aragog.io.RunHistory` (every output time of every solve
-        since :meth:`initialize`; profiles at ``output.snapshots`` times)."""
+        """The run so far as an :class:`aragog.io.RunHistory`: every output time of the latest
+        solve and the final state of each earlier solve since :meth:`initialize` (so memory
+        stays bounded over thousands of coupling solves); profiles at ``output.snapshots``
+        times."""
         from aragog import __version__
         from aragog.config import to_toml
         from aragog.io import RunHistory, select_snapshots
