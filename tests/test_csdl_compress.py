@@ -149,9 +149,8 @@ def test_validation_errors_leave_graph_untouched():
     z = csdl.Variable(value=1.0, name="z")
     cases = [
         (dict(inputs=[x], outputs=[c], intermediates="some"), ValueError, "intermediates='some'"),
-        (dict(inputs=[x], outputs=[c], device="gpu"), NotImplementedError, "device"),
-        (dict(inputs=[x], outputs=[c], share_with=object()), NotImplementedError, "share_with"),
-        (dict(inputs=[x], outputs=[c], find_repeats=True), NotImplementedError, "find_repeats"),
+        (dict(inputs=[x], outputs=[c], device="tpu9"), ValueError, "unknown device"),
+        (dict(inputs=[x], outputs=[c], share_with=object()), TypeError, "not a compressed operation"),
         (dict(inputs=[x], outputs=[c], jit_kwargs={"bogus": 1}), ValueError, "jit_kwargs"),
         (dict(inputs=[z], outputs=[c]), ValueError, "do not affect"),
         (dict(inputs=[x, a], outputs=[c]), ValueError, "depends on another input"),

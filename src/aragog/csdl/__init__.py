@@ -11,7 +11,8 @@ Modules: ``recorder`` (Recorder), ``variable`` (Variable, Constant), ``operation
 (Operation base class, graph evaluator), ``operations/`` (one module per family:
 elementwise, shape, linalg, jaxfn = record a JAX function, custom = NumPy user ops),
 ``derivative`` (recorded reverse mode), ``simulators`` (PySimulator, JaxSimulator),
-``region`` (a sub-graph as one jitted / host-callback function) and ``compress``.
+``region`` (a sub-graph as one jitted / host-callback function), ``share`` (structural
+signatures of regions, for sharing compiled functions) and ``compress``.
 
 Example::
 
@@ -32,10 +33,12 @@ from aragog.csdl.operation import Operation  # noqa: E402
 from aragog.csdl.operations import *  # noqa: E402,F401,F403
 from aragog.csdl.operations import __all__ as _ops_all  # noqa: E402
 from aragog.csdl.recorder import Recorder, get_current_recorder  # noqa: E402
+from aragog.csdl.region import compiled_function_count  # noqa: E402
 from aragog.csdl.simulators import JaxSimulator, PySimulator  # noqa: E402
 from aragog.csdl.variable import Constant, Variable  # noqa: E402
 
 __all__ = [
     "Recorder", "get_current_recorder", "Variable", "Constant", "Operation",
-    "derivative", "compress", "JaxCompressedOperation", "PySimulator", "JaxSimulator", *_ops_all,
+    "derivative", "compress", "JaxCompressedOperation", "compiled_function_count",
+    "PySimulator", "JaxSimulator", *_ops_all,
 ]

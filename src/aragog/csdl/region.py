@@ -16,6 +16,11 @@ run as
   separately compiled), so JAX transformations (``jax.vjp``/``grad`` of a
   ``jax_function`` or of a ``loop=False`` Jacobian containing it) work to any order.
 
+``device`` (a ``jax.Device`` or ``None`` = cpu 0) is where ``jitted``/``batched`` run
+(inline, PySimulator, host callback); it is inherited by the VJP regions. A region
+traced into a program (``compile_separately=False``) runs where that program runs.
+:func:`compiled_function_count` counts compilations of all regions since import.
+
 ``vjp_region(given, wanted)`` records the reverse pass of the region's operations (each
 op's ``vjp``) into a private recorder and returns the Region computing the cotangents of
 the ``wanted`` inputs from the inputs and the cotangents of the ``given`` outputs (its
@@ -34,9 +39,18 @@ from aragog.csdl.recorder import Recorder
 from aragog.csdl.variable import Variable
 
 
+_COMPILED = 0  # compilations (traces) of all regions' own jitted functions
+
+
+def compiled_function_count() -> int:
+    """How many times any region's own jitted function (plain or batched) was traced
+    for compilation, since import. Differences of it count compilations."""
+    return _COMPILED
+
+
 class Region:
     def __init__(self, in_vars, nodes, out_vars, out_shapes=None, *, label="region",
-                 compile_separately=True, jit_kwargs=None):
+                 compile_separately=True, jit_kwargs=None, device=None):
         self.in_vars = list(in_vars)
         self.nodes = list(nodes)
         self.out_vars = list(out_vars)
@@ -44,6 +58,7 @@ class Region:
         self.label = label
         self.compile_separately = bool(compile_separately)
         self.jit_kwargs = dict(jit_kwargs or {})
+        self.device = device  # a jax.Device or None (= cpu 0, JAX's callback default)
         self.compile_count = 0  # traces of its own jitted functions (plain and batched)
         self.host_calls = 0  # calls through the host callback
         self._jitted = None
@@ -62,6 +77,8 @@ class Region:
 
     def _counted(self, f):
         def traced(*vals):
+            global _COMPILED
+            _COMPILED += 1
             self.compile_count += 1
             return f(*vals)
 
@@ -85,8 +102,11 @@ class Region:
         Runs under ``jax.default_device(cpu 0)``: JAX sets that default inside host
         callbacks and it is part of jit's cache key, so doing the same outside a callback
         (inline recording, PySimulator) lets both share one compiled function."""
-        with jax.default_device(jax.devices("cpu")[0]):
+        with jax.default_device(self._device()):
             return tuple(np.asarray(o, dtype=np.float64) for o in self.jitted(*vals))
+
+    def _device(self):
+        return self.device if self.device is not None else jax.devices("cpu")[0]
 
     def host_call(self, *vals):
         """The host-callback target: NumPy in, NumPy out; leading batch axes (from
@@ -98,7 +118,7 @@ class Region:
             return self.call_numpy(*vals)
         bshape = vals[0].shape[:nb]
         flat = [v.reshape((-1,) + v.shape[nb:]) for v in vals]
-        with jax.default_device(jax.devices("cpu")[0]):
+        with jax.default_device(self._device()):
             outs = self.batched(*flat)
         return tuple(np.asarray(o).reshape(bshape + o.shape[1:]) for o in outs)
 
@@ -126,6 +146,14 @@ class Region:
 
         call.defvjp(fwd, bwd)
         return call
+
+    def canonical(self):
+        """(signature, order, has_custom): see :mod:`aragog.csdl.share`. Cached."""
+        if getattr(self, "_canonical", None) is None:
+            from aragog.csdl.share import canonical
+
+            self._canonical = canonical(self.in_vars, self.nodes, self.out_vars)
+        return self._canonical
 
     # reverse mode --------------------------------------------------------------------
     def vjp_region(self, given, wanted) -> "Region":
@@ -157,6 +185,7 @@ class Region:
             self.in_vars + seeds, self.nodes + sub.nodes, grads,
             [self.in_vars[i].shape for i in wanted], label=f"vjp({self.label})",
             compile_separately=self.compile_separately, jit_kwargs=self.jit_kwargs,
+            device=self.device,
         )
         self._vjp_regions[key] = region
         return region
