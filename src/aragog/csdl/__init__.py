@@ -9,7 +9,9 @@ on ``jax_enable_x64``: every value is float64.
 
 Modules: ``recorder`` (Recorder), ``variable`` (Variable, Constant), ``operation``
 (Operation base class, graph evaluator), ``operations/`` (one module per family:
-elementwise, shape, linalg, jaxfn = record a JAX function, custom = NumPy user ops),
+elementwise, shape, linalg, jaxfn = record a JAX function, custom = NumPy user ops,
+implicit = Newton-solved states with implicit-function-theorem derivatives,
+loop = a scan recorded as one operation, and graph_function),
 ``derivative`` (recorded reverse mode), ``simulators`` (PySimulator, JaxSimulator),
 ``region`` (a sub-graph as one jitted / host-callback function), ``share`` (structural
 signatures of regions, for sharing compiled functions) and ``compress``.
