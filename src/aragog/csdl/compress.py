@@ -342,8 +342,8 @@ def _compress_repeats(recorder, template, ops, inputs, outputs, all_in, kwargs) 
     anchor = t_producer[id(outputs[0])]
     key = op_key(anchor)[0]
     found = []
+    live_ids = {id(op) for op in recorder.nodes}  # refreshed only when a copy is compressed
     for cand in list(recorder.nodes):
-        live_ids = {id(op) for op in recorder.nodes}
         if id(cand) not in live_ids or isinstance(cand, JaxCompressedOperation) and cand is template:
             continue
         if op_key(cand)[0] != key or len(cand.outputs) != len(anchor.outputs):
@@ -359,6 +359,7 @@ def _compress_repeats(recorder, template, ops, inputs, outputs, all_in, kwargs) 
         except ValueError:
             continue
         found.append(op)
+        live_ids = {id(n) for n in recorder.nodes}
     return found
 
 
