@@ -275,6 +275,7 @@ def compress(inputs, outputs, name: str | None = None, absorb_feeders: bool = Fa
         perm, shared_from = None, None
 
     # --- change the graph ----------------------------------------------------------------
+    last = max(ops, key=lambda o: o.id)
     recorder.nodes = [op for op in recorder.nodes if id(op) not in op_ids]
     new = JaxCompressedOperation(region, all_in, all_out, label=label,
                                  n_listed=(len(inputs), len(outputs)), perm=perm, shared_from=shared_from)
@@ -282,7 +283,7 @@ def compress(inputs, outputs, name: str | None = None, absorb_feeders: bool = Fa
         registry.setdefault(key, (region, order, new))
     else:  # keep this copy's own sub-graph for inspection
         new.own_nodes = ops
-    _toposort(recorder)
+    _place(recorder, new, last)
     if find_repeats:
         new.repeats = _compress_repeats(recorder, new, ops, inputs, outputs, all_in, dict(
             name=label, absorb_feeders=absorb_feeders, intermediates=intermediates,
@@ -290,10 +291,11 @@ def compress(inputs, outputs, name: str | None = None, absorb_feeders: bool = Fa
     return new
 
 
-def _match(t_out, c_out, t_producer, t_inputs, live_ids, assume_custom):
+def _match(t_out, c_out, t_producer, t_inputs, live_ids, assume_custom, op_key):
     """Map the template region (walked back from ``t_out``) onto the graph from
-    ``c_out``: {id(template var): graph var}, or None where the structure differs."""
-    from aragog.csdl.share import freeze, op_key
+    ``c_out``: {id(template var): graph var}, or None where the structure differs.
+    ``op_key(op)`` is :func:`aragog.csdl.share.op_key`, memoised by the caller."""
+    from aragog.csdl.share import freeze
 
     fwd: dict[int, Variable] = {}
     back: dict[int, int] = {}
@@ -335,7 +337,15 @@ def _compress_repeats(recorder, template, ops, inputs, outputs, all_in, kwargs) 
     order; copies never overlap since a compressed copy's operations leave the graph);
     a copy that fails compress's checks (an intermediate escapes, an input depends on
     another, the region differs) is skipped."""
-    from aragog.csdl.share import op_key
+    from aragog.csdl.share import op_key as _op_key
+
+    keys: dict[int, tuple] = {}  # op_key per operation, computed once (the walk revisits)
+
+    def op_key(op):
+        k = keys.get(id(op))
+        if k is None:
+            k = keys[id(op)] = (_op_key(op), op)  # keep op alive: ids stay unique
+        return k[0]
 
     t_producer = {id(v): op for op in ops for v in op.outputs}
     t_inputs = {id(v) for v in all_in}
@@ -350,7 +360,7 @@ def _compress_repeats(recorder, template, ops, inputs, outputs, all_in, kwargs) 
             continue
         j = next(k for k, w in enumerate(anchor.outputs) if w is outputs[0])
         fwd = _match(outputs[0], cand.outputs[j], t_producer, t_inputs, live_ids,
-                     kwargs["assume_custom_ops_match"])
+                     kwargs["assume_custom_ops_match"], op_key)
         if fwd is None or any(id(v) not in fwd for v in list(inputs) + list(outputs)):
             continue
         try:
@@ -361,6 +371,25 @@ def _compress_repeats(recorder, template, ops, inputs, outputs, all_in, kwargs) 
         found.append(op)
         live_ids = {id(n) for n in recorder.nodes}
     return found
+
+
+def _place(recorder, new, last) -> None:
+    """Put the new operation where the region's last operation ``last`` was (taking its
+    id, now free in the graph), which keeps ``recorder.nodes`` topological unless an
+    outside operation between the region's first and last ones reads a region output;
+    checked in one pass, with a full :func:`_toposort` as the fallback."""
+    nodes = recorder.nodes
+    nodes.pop()  # the constructor appended it
+    pos = next((i for i, op in enumerate(nodes) if op.id > last.id), len(nodes))
+    nodes.insert(pos, new)
+    new.id = last.id
+    produced: set[int] = set()
+    graph_vars = {id(v) for op in nodes for v in op.outputs}
+    for op in nodes:
+        if any(id(v) in graph_vars and id(v) not in produced for v in op.inputs):
+            _toposort(recorder)
+            return
+        produced.update(id(v) for v in op.outputs)
 
 
 def _toposort(recorder) -> None:
