@@ -2,7 +2,8 @@
 
 Record a model as Variables and operations, differentiate it by *recorded* reverse mode
 (:func:`derivative`, differentiable again), and run it op by op with NumPy
-(:class:`PySimulator`) or as one jitted JAX program (:class:`JaxSimulator`).
+(:class:`PySimulator`), as one jitted JAX program (:class:`JaxSimulator`), or as a
+schedule of directly called compiled blocks and jitted glue (:class:`BlockSimulator`).
 
 Depends on JAX and NumPy only (no other part of aragog). Importing this package switches
 on ``jax_enable_x64``: every value is float64.
@@ -13,6 +14,7 @@ elementwise, shape, linalg, jaxfn = record a JAX function, custom = NumPy user o
 implicit = Newton-solved states with implicit-function-theorem derivatives,
 loop = a scan recorded as one operation, and graph_function),
 ``derivative`` (recorded reverse mode), ``simulators`` (PySimulator, JaxSimulator),
+``schedule`` (BlockSimulator), ``compiling`` (ahead-of-time compiles with counters),
 ``region`` (a sub-graph as one jitted / host-callback function), ``share`` (structural
 signatures of regions, for sharing compiled functions) and ``compress``.
 
@@ -37,10 +39,11 @@ from aragog.csdl.operations import __all__ as _ops_all  # noqa: E402
 from aragog.csdl.recorder import Recorder, get_current_recorder  # noqa: E402
 from aragog.csdl.region import compiled_function_count  # noqa: E402
 from aragog.csdl.simulators import JaxSimulator, PySimulator  # noqa: E402
+from aragog.csdl.schedule import BlockSimulator  # noqa: E402
 from aragog.csdl.variable import Constant, Variable  # noqa: E402
 
 __all__ = [
     "Recorder", "get_current_recorder", "Variable", "Constant", "Operation",
     "derivative", "compress", "JaxCompressedOperation", "compiled_function_count",
-    "PySimulator", "JaxSimulator", *_ops_all,
+    "PySimulator", "JaxSimulator", "BlockSimulator", *_ops_all,
 ]

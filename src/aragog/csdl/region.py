@@ -63,6 +63,9 @@ class Region:
         self.host_calls = 0  # calls through the host callback
         self._jitted = None
         self._batched = None
+        self._executable = None  # ahead-of-time executable (BlockSimulator's direct calls)
+        self.compile_records: list = []  # CompileRecord of each ahead-of-time compilation
+        self.direct_calls = 0  # calls of the executable by BlockSimulator
         self._vjp_regions: dict = {}
         self._call = None
 
@@ -95,6 +98,21 @@ class Region:
         if self._batched is None:
             self._batched = jax.jit(self._counted(jax.vmap(self.fn)), **self.jit_kwargs)
         return self._batched
+
+    def executable(self):
+        """The region's ahead-of-time compiled function of device arrays (lowered for
+        ``device``; compiled on first use, counted in ``compile_count`` and
+        ``compile_records``). Used by :class:`~aragog.csdl.BlockSimulator`."""
+        if self._executable is None:
+            from jax.sharding import SingleDeviceSharding
+
+            from aragog.csdl.compiling import aot_compile
+
+            sharding = SingleDeviceSharding(self._device())
+            specs = [jax.ShapeDtypeStruct(v.shape, jnp.float64, sharding=sharding) for v in self.in_vars]
+            self._executable, record = aot_compile(self._counted(self.fn), specs, self.label, self.jit_kwargs)
+            self.compile_records.append(record)
+        return self._executable
 
     def call_numpy(self, *vals) -> tuple:
         """One call of the compiled function, NumPy in and out.
