@@ -51,14 +51,20 @@ from aragog.physics.inputs import (
 )
 from aragog.physics.rhs import (
     Diagnostics,
+    StructureState,
     band_widths,
     basic_node_entropy,
     diagnostics,
+    diagnostics_of,
     global_melt_fraction,
     join_state,
+    mass_weighted_melt_fraction,
     rhs,
     split_state,
+    state_rate,
     state_size,
+    structure_stage,
+    thermal_stage,
 )
 from aragog.physics.transport import (
     conductive_flux,
@@ -97,6 +103,13 @@ __all__ = [
     "diagnostics",
     "Diagnostics",
     "global_melt_fraction",
+    "mass_weighted_melt_fraction",
+    # the two submodels of the right-hand side (compile_mode "blocks")
+    "StructureState",
+    "structure_stage",
+    "thermal_stage",
+    "state_rate",
+    "diagnostics_of",
     # heating
     "radiogenic_heating",
     "radiogenic_energy",

@@ -43,6 +43,12 @@ __all__ = [
     "rhs",
     "diagnostics",
     "global_melt_fraction",
+    "mass_weighted_melt_fraction",
+    "StructureState",
+    "structure_stage",
+    "thermal_stage",
+    "state_rate",
+    "diagnostics_of",
 ]
 
 
@@ -161,6 +167,22 @@ def _node_fluxes(st, S_b, dSdr_b, inputs, options) -> _Fluxes:
     return _Fluxes(jcond, jconv, jgrav, jmix)
 
 
+class StructureState(NamedTuple):
+    """What the structure stage hands to the thermal stage (SI units; N cells).
+
+    S (N,) cell entropy, dSdr_cmb (scalar, or None unless core_bc "energy_balance"),
+    S_b, dSdr_b (N+1,) entropy and gradient at the basic nodes, st_c / st_b the EOS and
+    phase state (:class:`aragog.eos.PhaseState`) at the cells / basic nodes.
+    """
+
+    S: Any
+    dSdr_cmb: Any
+    S_b: Any
+    dSdr_b: Any
+    st_c: Any
+    st_b: Any
+
+
 class _Evaluation(NamedTuple):
     S: Any
     dSdr_cmb: Any
@@ -178,25 +200,34 @@ class _Evaluation(NamedTuple):
     ddSdr_cmb_dt: Any
 
 
-def _evaluate(t, y, inputs: PhysicsInputs, options: PhysicsOptions) -> _Evaluation:
-    mesh, bp, sc = inputs.mesh, inputs.boundary, inputs.scales
+def structure_stage(y, inputs: PhysicsInputs, options: PhysicsOptions) -> StructureState:
+    """The structure submodel at state ``y``: basic-node entropy and gradient, and one EOS
+    and phase evaluation at the N cells and the N+1 basic nodes (at the static pressures
+    of the mesh)."""
+    mesh, bp = inputs.mesh, inputs.boundary
     n = mesh.number_of_cells
     _check_cells(n)
     y = jnp.asarray(y, dtype=jnp.float64)
     if y.shape != (state_size(n, options),):
         raise ValueError(f"state has shape {y.shape}, expected ({state_size(n, options)},) for {n} cells")
     S, dSdr_cmb = split_state(y, inputs, options)
-    t_seconds = jnp.asarray(t, dtype=jnp.float64) * sc.t
-
     S_surface = None
     if options.surface_bc == 5:
         S_surface = bnd.surface_entropy_for_temperature(bp.surface_value, mesh.P_basic[-1], inputs, options)
     S_b, dSdr_b = basic_node_entropy(S, dSdr_cmb, S_surface, mesh, options)
-
-    # One EOS evaluation for the N cells and the N+1 basic nodes.
     st = tr.material_state(jnp.concatenate([mesh.P_stag, mesh.P_basic]), jnp.concatenate([S, S_b]), inputs, options)
     st_c = jax.tree_util.tree_map(lambda a: a[:n], st)
     st_b = jax.tree_util.tree_map(lambda a: a[n:], st)
+    return StructureState(S, dSdr_cmb, S_b, dSdr_b, st_c, st_b)
+
+
+def thermal_stage(t, s: StructureState, inputs: PhysicsInputs, options: PhysicsOptions) -> _Evaluation:
+    """The thermal submodel at nondimensional time ``t``: fluxes, heating, boundary
+    conditions and the entropy equation, from the structure stage's ``s``."""
+    mesh, bp, sc = inputs.mesh, inputs.boundary, inputs.scales
+    n = mesh.number_of_cells
+    S, dSdr_cmb, S_b, dSdr_b, st_c, st_b = s
+    t_seconds = jnp.asarray(t, dtype=jnp.float64) * sc.t
 
     fluxes = _node_fluxes(st_b, S_b, dSdr_b, inputs, options)
     F_laws = fluxes.jcond + fluxes.jconv + fluxes.jgrav + fluxes.jmix
@@ -234,13 +265,21 @@ def _evaluate(t, y, inputs: PhysicsInputs, options: PhysicsOptions) -> _Evaluati
     return _Evaluation(S, dSdr_cmb, S_b, dSdr_b, st_c, st_b, fluxes, F, H, H_radio, H_tidal, dSdt, dSb0dt, ddSdr)
 
 
+def _evaluate(t, y, inputs: PhysicsInputs, options: PhysicsOptions) -> _Evaluation:
+    return thermal_stage(t, structure_stage(y, inputs, options), inputs, options)
+
+
 def rhs(t, y, inputs: PhysicsInputs, options: PhysicsOptions):
     """dy/dt (nondimensional; shape of y) at nondimensional time ``t``.
 
     Pure and jittable with ``options`` static (``jax.jit(rhs, static_argnums=3)``);
     forward- and reverse-mode differentiable, finite everywhere.
     """
-    ev = _evaluate(t, y, inputs, options)
+    return state_rate(_evaluate(t, y, inputs, options), inputs, options)
+
+
+def state_rate(ev: _Evaluation, inputs: PhysicsInputs, options: PhysicsOptions):
+    """dy/dt (nondimensional) from a thermal-stage evaluation."""
     sc = inputs.scales
     dy = ev.dSdt * (sc.t / sc.S)
     if options.energy_balance:
@@ -253,6 +292,11 @@ def global_melt_fraction(y, inputs: PhysicsInputs, options: PhysicsOptions):
     mesh = inputs.mesh
     S, _ = split_state(jnp.asarray(y, dtype=jnp.float64), inputs, options)
     phi = tr.material_state(mesh.P_stag, S, inputs, options).phi
+    return mass_weighted_melt_fraction(phi, mesh)
+
+
+def mass_weighted_melt_fraction(phi, mesh):
+    """Σ phi_i m_i / Σ m_i over the cells (phi shape (N,), m = mesh.mass_stag)."""
     return jnp.sum(phi * mesh.mass_stag) / jnp.sum(mesh.mass_stag)
 
 
@@ -344,7 +388,11 @@ def _rheological_front_depth(phi_b, r_b, phi_rheo):
 
 def diagnostics(t, y, inputs: PhysicsInputs, options: PhysicsOptions) -> Diagnostics:
     """All output quantities at nondimensional time ``t`` and state ``y`` (jittable)."""
-    ev = _evaluate(t, y, inputs, options)
+    return diagnostics_of(_evaluate(t, y, inputs, options), inputs, options)
+
+
+def diagnostics_of(ev: _Evaluation, inputs: PhysicsInputs, options: PhysicsOptions) -> Diagnostics:
+    """:class:`Diagnostics` from a thermal-stage evaluation."""
     mesh, bp = inputs.mesh, inputs.boundary
     st_c, st_b = ev.st_c, ev.st_b
     m = mesh.mass_stag
