@@ -143,7 +143,7 @@ _SOLVER = {
     "jacobian": Key("str", "jax", "", "Jacobian: analytic (JAX) or finite differences",
                     choices=("jax", "fd")),
     "jax_cache_dir": Key("str", "", "", "persistent XLA compilation cache directory (empty: none)"),
-    "compile_mode": Key("str", "fused", "", "one fused compiled RHS, or separately compiled blocks (\"blocks\" is not available yet: rejected by the solver)",
+    "compile_mode": Key("str", "fused", "", "\"fused\": RHS and Jacobian each one XLA program; \"blocks\": structure, thermal and diagnostics submodels compiled as separate shared blocks (docs/solver.md)",
                         choices=("fused", "blocks")),
 }
 

@@ -2,10 +2,13 @@
 
 One object serves a whole planet evolution: :meth:`EntropySolver.solve` may be called
 10²–10⁴ times with inputs changed in between (``solver.parameters.…`` then
-:meth:`~EntropySolver.reset`). The compiled right-hand side and Jacobian
-(:class:`~aragog.solver.jitpair.JitPair`) are keyed on :func:`~aragog.solver.inputs.static_key`
-only, so a reset that changes values — fluxes, times, radii, tables of the same shape —
-reuses them: no trace, no compile.
+:meth:`~EntropySolver.reset`). The compiled right-hand side and Jacobian — one fused
+:class:`~aragog.solver.jitpair.JitPair` (``solver.compile_mode = "fused"``) or the
+separately compiled blocks of :class:`~aragog.solver.blocks.BlockPrograms` ("blocks") —
+are keyed on :func:`~aragog.solver.inputs.static_key` and the mode only, so a reset that
+changes values — fluxes, times, radii, tables of the same shape — reuses them: no trace,
+no compile; and another solver of the same process with the same key shares them
+(:mod:`aragog.solver.engines`).
 """
 
 from __future__ import annotations
@@ -22,9 +25,12 @@ from aragog import eos, physics, structure
 from aragog._jax import jax, jnp
 from aragog.errors import AragogError, ConfigError
 from aragog.solver import inputs as _inputs
+from aragog.csdl.compiling import persistent_cache_hits
 from aragog.solver.backends import integrate
+from aragog.solver.blocks import BlockPrograms
 from aragog.solver.cache import configure_compilation_cache
-from aragog.solver.jitpair import JitPair
+from aragog.solver.engines import compile_stats, shared_programs
+from aragog.solver.jitpair import JitPair, ProgramStats
 from aragog.solver.output import SolverOutput
 
 logger = logging.getLogger("aragog.solver")
@@ -55,8 +61,11 @@ class EntropySolver:
     def __init__(self, params, *, eos_dir: str | Path | None = None):
         self.parameters = params
         self.eos_dir = eos_dir
-        self._pair: JitPair | None = None
+        self._pair: JitPair | BlockPrograms | None = None  # the compiled programs in use
         self._key = None
+        self._baseline: dict | None = None  # compile stats when shared programs were taken
+        self._calls: dict[str, ProgramStats] = {}  # this solver's calls per program
+        self._logged: dict[str, int] = {}  # compiles + loads already reported in the log
         self._eos_cache: dict = {}
         self._mesh_cache: tuple | None = None
         self._options = None
@@ -67,8 +76,8 @@ class EntropySolver:
         self._time: float | None = None  # model time of the state [yr]
         self._records: list[tuple[np.ndarray, np.ndarray, object]] = []  # (t yr, y, inputs)
         self._last: dict | None = None
-        self._initial_stats = {"traces": 0, "compiles": 0, "trace_seconds": 0.0, "compile_seconds": 0.0,
-                               "calls": 0, "call_seconds": 0.0}
+        self._initial_stats = {"traces": 0, "compiles": 0, "loads": 0, "trace_seconds": 0.0,
+                               "compile_seconds": 0.0, "calls": 0, "call_seconds": 0.0, "source": "none"}
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -104,22 +113,23 @@ class EntropySolver:
         values, heating, ...). Builds new compiled programs only when the static key changed
         (state size, boundary modes, physics switches, table identity, array shapes)."""
         params = self.parameters.validate()
-        if params.solver.compile_mode != "fused":
-            raise ConfigError(
-                f"solver.compile_mode = {params.solver.compile_mode!r} is not available in this version; "
-                "use \"fused\" (separately compiled blocks are being built on aragog.csdl)"
-            )
+        mode = params.solver.compile_mode
         options = _inputs.physics_options(params)
         mesh = self._mesh(params)
         eos_data = self._eos(params)
         inputs = _inputs.physics_inputs(params, mesh, eos_data)
-        key = _inputs.static_key(options, inputs, eos_data)
+        key = (mode, _inputs.static_key(options, inputs, eos_data))
         if key != self._key:
-            if params.solver.jax_cache_dir:
-                configure_compilation_cache(params.solver.jax_cache_dir)
+            configure_compilation_cache(params.solver.jax_cache_dir or None)
             if self._pair is not None:
-                logger.info("static inputs changed: building new compiled programs")
-            self._pair = self._build_pair(options, inputs)
+                logger.info("static inputs changed: using new compiled programs")
+            builder = self._build_pair if mode == "fused" else self._build_blocks
+            self._pair, reused = shared_programs(key, lambda: builder(options, inputs))
+            self._baseline = compile_stats(self._pair) if reused else None
+            self._logged = {}
+            if reused:
+                logger.info("compile_mode %r: reusing the programs another solver of this process "
+                            "compiled for the same static key", mode)
             self._key = key
         if self._S is not None and self._S.shape[0] != mesh.number_of_cells:
             raise ConfigError(
@@ -127,7 +137,7 @@ class EntropySolver:
                 "set a new initial entropy with set_initial_entropy() (or call initialize())"
             )
         self._options, self._inputs = options, inputs
-        self._bound = self._pair.bind(inputs)  # inputs packed and on the device once per reset
+        self._bound = self._pair.bind(inputs, self._calls)  # inputs packed and on the device once per reset
         return self
 
     def _mesh(self, params):
@@ -168,6 +178,13 @@ class EntropySolver:
         }
         return JitPair(rhs, n_state, inputs, ml, mu, jacobian=jacobian, extra=extra, lazy=True)
 
+    def _build_blocks(self, options, inputs) -> BlockPrograms:
+        """compile_mode "blocks": the right-hand side recorded with aragog.csdl, structure,
+        thermal and diagnostics submodels compiled as separate blocks (compiled at first use)."""
+        n_state = physics.state_size(inputs.mesh.number_of_cells, options)
+        ml, mu = physics.band_widths(options)
+        return BlockPrograms(options, inputs, n_state, ml, mu)
+
     # ------------------------------------------------------------------ state
     @property
     def n_cells(self) -> int:
@@ -180,13 +197,17 @@ class EntropySolver:
         self._require_inputs()
         stats = self._initial_stats
         t0 = time.perf_counter()
-        traces_before = _entropy_traces[0]
+        traces_before, hits_before = _entropy_traces[0], persistent_cache_hits()
         value = float(_entropy_of_temperature(float(temperature), float(pressure), self._inputs, self._options))
         dt = time.perf_counter() - t0
         if _entropy_traces[0] != traces_before:
+            loaded = persistent_cache_hits() > hits_before
             stats["traces"] += 1
-            stats["compiles"] += 1
+            stats["loads" if loaded else "compiles"] += 1
             stats["compile_seconds"] += dt
+            stats["source"] = "disk" if loaded else "compiled"
+        elif stats["source"] == "none":
+            stats["source"] = "memory"  # the process compiled it before (module-level jit)
         stats["calls"] += 1
         stats["call_seconds"] += dt
         if not np.isfinite(value):
@@ -290,6 +311,7 @@ class EntropySolver:
         }
         if status < 0:
             logger.warning("solve failed at t = %.6g yr: %s", t_final, message)
+        self._log_compiles()
 
     def _split(self, y):
         sc = self._inputs.scales
@@ -304,6 +326,7 @@ class EntropySolver:
         y = self._y0()
         t = self._time if self._time is not None else float(self.parameters.solver.start_time)
         d = self._bound.call("diagnostics", t, y)
+        self._log_compiles()
         last = self._last or {"status": 0, "message": "not integrated yet", "t0": t, "t_final": t,
                               "result": None, "wall": 0.0}
         res = last["result"]
@@ -323,11 +346,51 @@ class EntropySolver:
 
     @property
     def jit_stats(self) -> dict:
-        """Per program ("rhs", "jac", "diagnostics", "melt_fraction", "initial"): traces,
-        compiles, seconds tracing+lowering and compiling, calls and seconds in calls."""
-        stats = dict(self._pair.stats) if self._pair is not None else {}
+        """Per program ("rhs", "jac", "diagnostics", "melt_fraction", "initial"; with
+        compile_mode "blocks" also "block:structure", "block:thermal",
+        "block:diagnostics", "block:vjp(structure)", "block:vjp(thermal)"):
+
+        - ``traces``, ``compiles`` (XLA compilations), ``loads`` (executables loaded from
+          the persistent compilation cache), ``trace_seconds`` (tracing + lowering) and
+          ``compile_seconds`` (compiling or loading): what *this solver* caused;
+        - ``source``: where the program in use came from: ``"compiled"``, ``"disk"``
+          (persistent cache), ``"memory"`` (compiled earlier in this process, by another
+          solver with the same static key) or ``"none"`` (not built yet);
+        - ``calls``, ``call_seconds``: this solver's calls (for blocks: direct calls of
+          the block by every solver of the process, no time).
+
+        For "blocks", the four programs' counters cover their glue programs only; the
+        blocks are reported on their own entries."""
+        stats: dict = {}
+        if self._pair is not None:
+            base = self._baseline or {}
+            for name, cs in compile_stats(self._pair).items():
+                entry = dict(cs)
+                b = base.get(name)
+                if b is not None and b["compiles"] + b["loads"] > 0:
+                    for k in ("traces", "compiles", "loads", "trace_seconds", "compile_seconds"):
+                        entry[k] = cs[k] - b[k]
+                    if entry["compiles"] + entry["loads"] == 0:
+                        entry["source"] = "memory"
+                calls = self._calls.get(name)
+                entry["calls"] = calls.calls if calls else 0
+                entry["call_seconds"] = calls.call_seconds if calls else 0.0
+                if name.startswith("block:"):
+                    entry["calls"] = self._pair.blocks()[name[6:]].direct_calls
+                stats[name] = entry
         stats["initial"] = dict(self._initial_stats)
         return stats
+
+    def _log_compiles(self) -> None:
+        """Log each program compiled or loaded since the last report (from the counters:
+        nothing is logged for programs that were reused)."""
+        for name, s in self.jit_stats.items():
+            done = s["compiles"] + s["loads"]
+            if done > self._logged.get(name, 0):
+                how = "loaded from the persistent compilation cache" if s["source"] == "disk" else "compiled"
+                logger.info("%s %s: trace+lower %.2f s, %s %.2f s", name, how, s["trace_seconds"],
+                            "load" if s["source"] == "disk" else "compile", s["compile_seconds"])
+                self._logged[name] = done
 
     def history(self):
         """The run so far as an :class:`aragog.io.RunHistory`: every output time of the latest
@@ -343,7 +406,7 @@ class EntropySolver:
             raise SolverStateError("nothing to write: call solve() first")
         rows = []
         for t_arr, y_arr, inp in self._records:
-            bound = self._pair.bind(inp)
+            bound = self._pair.bind(inp, self._calls)
             for t, y in zip(t_arr, y_arr):
                 rows.append((float(t), bound.call("diagnostics", float(t), y), inp))
         times = np.array([r[0] for r in rows])

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from aragog._jax import jax, jnp
+from aragog.csdl.compiling import compile_lowered
 from aragog.solver.jacobian import banded_jacobian, dense_jacobian
 
 __all__ = ["JitPair", "BoundPair", "ProgramStats"]
@@ -48,17 +49,25 @@ _RESERVED = ("rhs", "jac")
 
 
 class ProgramStats:
-    """Counters of one compiled program (mutable; ``as_dict()`` for a snapshot)."""
+    """Counters of one compiled program (mutable; ``as_dict()`` for a snapshot).
 
-    __slots__ = ("traces", "compiles", "trace_seconds", "compile_seconds", "calls", "call_seconds")
+    ``compiles`` counts XLA compilations, ``loads`` executables loaded from JAX's
+    persistent compilation cache instead (``compile_seconds`` includes both); ``source``
+    is where the current executable came from: ``"compiled"``, ``"disk"`` or ``"none"``
+    (not built yet)."""
+
+    __slots__ = ("traces", "compiles", "loads", "trace_seconds", "compile_seconds", "calls",
+                 "call_seconds", "source")
 
     def __init__(self) -> None:
         self.traces = 0
         self.compiles = 0
+        self.loads = 0
         self.trace_seconds = 0.0
         self.compile_seconds = 0.0
         self.calls = 0
         self.call_seconds = 0.0
+        self.source = "none"
 
     def as_dict(self) -> dict[str, int | float]:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -255,18 +264,17 @@ class JitPair:
             return prog
         t0 = time.perf_counter()
         lowered = jax.jit(prog.flat_fn).lower(*self._abstract_inputs())
-        t1 = time.perf_counter()
-        compiled = lowered.compile()
-        t2 = time.perf_counter()
-        prog.stats.trace_seconds += t1 - t0
-        prog.stats.compile_seconds += t2 - t1
-        prog.stats.compiles += 1
+        compiled, record = compile_lowered(lowered, key, time.perf_counter() - t0)
+        prog.stats.trace_seconds += record.lower_seconds
+        prog.stats.compile_seconds += record.compile_seconds
+        if record.source == "disk":
+            prog.stats.loads += 1
+        else:
+            prog.stats.compiles += 1
+        prog.stats.source = record.source
         prog.out_tree = compiled.out_tree
         self._check_output(key, compiled)
         prog.compiled = compiled
-        logger.debug(
-            "compiled %s_%s: trace+lower %.3f s, compile %.3f s", self.name, key, t1 - t0, t2 - t1
-        )
         return prog
 
     def _check_output(self, key: str, compiled) -> None:
@@ -372,9 +380,11 @@ class JitPair:
         """Jacobian as float64 NumPy: band storage ``(ml + mu + 1, n)`` or dense ``(n, n)``."""
         return self.call("jac", t, y, args)
 
-    def bind(self, args: Any) -> "BoundPair":
-        """Check and flatten ``args`` once; return the fast callback object for one solve."""
-        return BoundPair(self, args)
+    def bind(self, args: Any, call_stats: Mapping[str, ProgramStats] | None = None) -> "BoundPair":
+        """Check and flatten ``args`` once; return the fast callback object for one solve.
+        ``call_stats``: where calls are counted (``{program: ProgramStats}``; default the
+        pair's own ``stats``), so solvers sharing one pair count their own calls."""
+        return BoundPair(self, args, call_stats)
 
     # ------------------------------------------------------------------ counters
     @property
@@ -408,8 +418,9 @@ class BoundPair:
     the compiled call propagate (the integrator adapters turn them into recoverable errors).
     """
 
-    def __init__(self, pair: JitPair, args: Any):
+    def __init__(self, pair: JitPair, args: Any, call_stats: Mapping[str, ProgramStats] | None = None):
         self.pair = pair
+        self._call_stats = call_stats
         self.n = pair.n
         self.ml = pair.ml
         self.mu = pair.mu
@@ -423,7 +434,7 @@ class BoundPair:
     def _make_into(self, key: str) -> Callable[[float, np.ndarray, np.ndarray], None]:
         prog = self.pair._program(key)
         compiled = prog.compiled
-        stats = prog.stats
+        stats = self._stats(key)
         inputs = self._inputs
         clock = time.perf_counter
         copyto = np.copyto
@@ -443,9 +454,15 @@ class BoundPair:
         t0 = time.perf_counter()
         out = prog.compiled(float(t), np.asarray(y, dtype=np.float64), *self._inputs)
         out = jax.tree_util.tree_map(np.array, out)
-        prog.stats.calls += 1
-        prog.stats.call_seconds += time.perf_counter() - t0
+        stats = self._stats(name)
+        stats.calls += 1
+        stats.call_seconds += time.perf_counter() - t0
         return out
+
+    def _stats(self, name: str) -> ProgramStats:
+        if self._call_stats is None:
+            return self.pair._programs[name].stats
+        return self._call_stats.setdefault(name, ProgramStats())
 
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
         out = np.empty(self.n)
@@ -462,7 +479,7 @@ class BoundPair:
         """``g(t, y) -> float`` from a scalar-valued program (e.g. an event function)."""
         prog = self.pair._program(name)
         compiled = prog.compiled
-        stats = prog.stats
+        stats = self._stats(name)
         inputs = self._inputs
         clock = time.perf_counter
 
