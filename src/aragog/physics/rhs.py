@@ -171,16 +171,23 @@ class StructureState(NamedTuple):
     """What the structure stage hands to the thermal stage (SI units; N cells).
 
     S (N,) cell entropy, dSdr_cmb (scalar, or None unless core_bc "energy_balance"),
-    S_b, dSdr_b (N+1,) entropy and gradient at the basic nodes, st_c / st_b the EOS and
-    phase state (:class:`aragog.eos.PhaseState`) at the cells / basic nodes.
+    S_b, dSdr_b (N+1,) entropy and gradient at the basic nodes, st the EOS and phase state
+    (:class:`aragog.eos.PhaseState`, each field (2N+1,)) at the N cells then the N+1 basic
+    nodes. (One array per field, not two: as a separately compiled block every output
+    costs call time.)
     """
 
     S: Any
     dSdr_cmb: Any
     S_b: Any
     dSdr_b: Any
-    st_c: Any
-    st_b: Any
+    st: Any
+
+    def split(self):
+        """(st_c, st_b): the phase state at the cells (N,) and at the basic nodes (N+1,)."""
+        n = self.S.shape[0]
+        return (jax.tree_util.tree_map(lambda a: a[:n], self.st),
+                jax.tree_util.tree_map(lambda a: a[n:], self.st))
 
 
 class _Evaluation(NamedTuple):
@@ -216,9 +223,7 @@ def structure_stage(y, inputs: PhysicsInputs, options: PhysicsOptions) -> Struct
         S_surface = bnd.surface_entropy_for_temperature(bp.surface_value, mesh.P_basic[-1], inputs, options)
     S_b, dSdr_b = basic_node_entropy(S, dSdr_cmb, S_surface, mesh, options)
     st = tr.material_state(jnp.concatenate([mesh.P_stag, mesh.P_basic]), jnp.concatenate([S, S_b]), inputs, options)
-    st_c = jax.tree_util.tree_map(lambda a: a[:n], st)
-    st_b = jax.tree_util.tree_map(lambda a: a[n:], st)
-    return StructureState(S, dSdr_cmb, S_b, dSdr_b, st_c, st_b)
+    return StructureState(S, dSdr_cmb, S_b, dSdr_b, st)
 
 
 def thermal_stage(t, s: StructureState, inputs: PhysicsInputs, options: PhysicsOptions) -> _Evaluation:
@@ -226,7 +231,8 @@ def thermal_stage(t, s: StructureState, inputs: PhysicsInputs, options: PhysicsO
     conditions and the entropy equation, from the structure stage's ``s``."""
     mesh, bp, sc = inputs.mesh, inputs.boundary, inputs.scales
     n = mesh.number_of_cells
-    S, dSdr_cmb, S_b, dSdr_b, st_c, st_b = s
+    S, dSdr_cmb, S_b, dSdr_b = s.S, s.dSdr_cmb, s.S_b, s.dSdr_b
+    st_c, st_b = s.split()
     t_seconds = jnp.asarray(t, dtype=jnp.float64) * sc.t
 
     fluxes = _node_fluxes(st_b, S_b, dSdr_b, inputs, options)
