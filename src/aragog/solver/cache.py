@@ -24,12 +24,20 @@ def configure_compilation_cache(directory: str | os.PathLike | None) -> str | No
     ``$JAX_COMPILATION_CACHE_DIR`` when ``directory`` is empty) with thresholds low enough
     that aragog's programs are stored. Returns the directory in use, or ``None``.
 
-    Must run before the first compilation of the process to cover every program.
+    Programs compiled before this call are not stored. JAX opens one cache directory per
+    process: a later call with another directory keeps the first (with a warning).
+    Unreadable or corrupt entries and failed writes are JAX's warnings, never errors: the
+    program is compiled instead.
     """
     directory = directory or os.environ.get("JAX_COMPILATION_CACHE_DIR") or None
     if directory is None:
         return _configured[0]
     path = Path(directory).expanduser().absolute()
+    if _configured[0] is not None:
+        if str(path) != _configured[0]:
+            logger.warning("compilation cache: this process already uses %s; %s is ignored "
+                           "(JAX opens one cache directory per process)", _configured[0], path)
+        return _configured[0]
     try:
         path.mkdir(parents=True, exist_ok=True)
         probe = path / ".aragog-write-test"
@@ -41,7 +49,7 @@ def configure_compilation_cache(directory: str | os.PathLike | None) -> str | No
         return None
     jax.config.update("jax_compilation_cache_dir", str(path))
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)  # -1: no size limit
     _configured[0] = str(path)
     logger.info("persistent compilation cache: %s", path)
     return str(path)
