@@ -108,8 +108,13 @@ def _cmd_run(args) -> int:
           f"   F_surface = {state.F_surface:.4g} W/m2")
     stats = solver.jit_stats
     compile_s = sum(v["trace_seconds"] + v["compile_seconds"] for v in stats.values())
+    n_compiled = sum(v["compiles"] for v in stats.values())
+    n_loaded = sum(v["loads"] for v in stats.values())
+    n_reused = sum(1 for v in stats.values() if v["source"] == "memory")
     print(f"  integrator {state.integrator}: {state.nsteps} steps, {state.nfev} RHS and {state.njev} Jacobian calls;"
-          f" wall {time.perf_counter() - wall0:.1f} s (compiling {compile_s:.1f} s)")
+          f" wall {time.perf_counter() - wall0:.1f} s")
+    print(f"  programs ({params.solver.compile_mode}): {n_compiled} compiled, {n_loaded} loaded from the "
+          f"persistent cache, {n_reused} reused in memory; {compile_s:.1f} s tracing + compiling/loading")
     print(f"  wrote {written}")
     if args.plot:
         from aragog.io import plot_run

@@ -120,7 +120,7 @@ def physics_inputs(params, mesh, eos_data) -> physics.PhysicsInputs:
         heating=heating_params(params, int(mesh.r_stag.shape[0])), scales=scales,
     )
     # Host float64 leaves for the small parameters (the JitPair packs and transfers them once
-    # per solve); the mesh and table arrays are already float64 JAX arrays and stay put.
+    # per solve); the table arrays are float64 JAX arrays and stay put (the mesh is host arrays).
     return jax.tree_util.tree_map(
         lambda x: x if isinstance(x, jax.Array) else np.asarray(x, dtype=np.float64), inputs
     )

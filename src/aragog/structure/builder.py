@@ -88,7 +88,8 @@ def build_mesh(
             cover [r_c, R].
 
     Returns:
-        MeshArrays (float64 JAX arrays).
+        MeshArrays (float64 NumPy arrays; ``MeshArrays.from_numpy(as_jax=True, ...)``
+        makes JAX ones).
 
     Raises:
         StructureError: invalid input (one-line message naming the key and value).

@@ -121,9 +121,11 @@ class MeshArrays:
         return self.r_basic.shape[-1]
 
     @classmethod
-    def from_numpy(cls, **fields) -> "MeshArrays":
-        """Build from host arrays/scalars, converting each to a float64 JAX array and
-        checking shapes against ``MESH_ARRAYS_FIELDS``."""
+    def from_numpy(cls, *, as_jax: bool = False, **fields) -> "MeshArrays":
+        """Build from host arrays/scalars as float64 arrays, checking shapes against
+        ``MESH_ARRAYS_FIELDS``. The leaves stay NumPy (host) arrays unless ``as_jax``:
+        they enter compiled programs as arguments, and a solver that rebuilds its mesh
+        between solves then pays no per-array device transfer."""
         names = [f.name for f in dataclasses.fields(cls)]
         missing = sorted(set(names) - set(fields))
         extra = sorted(set(fields) - set(names))
@@ -137,7 +139,7 @@ class MeshArrays:
             want = expected[MESH_ARRAYS_FIELDS[name].shape]
             if arr.shape != want:
                 raise ValueError(f"MeshArrays.{name}: shape {arr.shape}, expected {want}")
-            out[name] = jnp.asarray(arr, dtype=jnp.float64)
+            out[name] = jnp.asarray(arr, dtype=jnp.float64) if as_jax else arr
         return cls(**out)
 
     def to_numpy(self) -> dict[str, np.ndarray]:
