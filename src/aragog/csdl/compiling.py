@@ -59,3 +59,109 @@ def aot_compile(fn, specs, label: str = "", jit_kwargs=None):
     t0 = time.perf_counter()
     lowered = jax.jit(fn, **(jit_kwargs or {})).lower(*specs)
     return compile_lowered(lowered, label, time.perf_counter() - t0)
+
+
+# ------------------------------------------------------------------ executable store --
+class ExecutableStore:
+    """Compiled executables serialized under ``directory``, one file per caller key.
+
+    JAX's persistent cache is keyed on the lowered program, so a second process must
+    trace and lower every program before it can look it up. A caller that knows a key
+    which determines the program — its static configuration plus the identity of the code
+    and of the JAX installation, see :func:`environment_key` — can load the executable
+    from here without tracing. Entries are pickles (``jax.experimental.serialize_executable``
+    payload and trees): like JAX's cache, the directory must be trusted. A missing,
+    unreadable or corrupt entry returns ``None`` (with a warning for the last two); a
+    failed write is a warning.
+    """
+
+    def __init__(self, directory):
+        import pathlib
+
+        self.directory = pathlib.Path(directory)
+
+    def _path(self, key: str):
+        import hashlib
+
+        return self.directory / (hashlib.sha256(key.encode()).hexdigest() + ".exe")
+
+    def load(self, key: str):
+        import logging
+        import pickle
+
+        from jax.experimental import serialize_executable
+
+        path = self._path(key)
+        if not path.is_file():
+            return None
+        try:
+            payload, in_tree, out_tree = pickle.loads(path.read_bytes())
+            return serialize_executable.deserialize_and_load(payload, in_tree, out_tree)
+        except Exception as exc:  # noqa: BLE001 - any bad entry means: compile instead
+            logging.getLogger("aragog").warning(
+                "compilation cache entry %s is unusable (%s: %s): compiling instead",
+                path, type(exc).__name__, exc)
+            return None
+
+    def save(self, key: str, compiled) -> None:
+        import logging
+        import os
+        import pickle
+        import tempfile
+
+        from jax.experimental import serialize_executable
+
+        path = self._path(key)
+        try:
+            data = pickle.dumps(serialize_executable.serialize(compiled))
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except Exception as exc:  # noqa: BLE001 - a cache write never fails a run
+            logging.getLogger("aragog").warning(
+                "could not write compilation cache entry %s (%s: %s)", path, type(exc).__name__, exc)
+
+
+_store: list = [None]
+
+
+def set_executable_store(directory) -> None:
+    """Use an :class:`ExecutableStore` at ``directory`` for keyed compilations
+    (``None``: no store)."""
+    _store[0] = None if directory is None else ExecutableStore(directory)
+
+
+def executable_store():
+    """The active :class:`ExecutableStore`, or ``None``."""
+    return _store[0]
+
+
+def environment_key() -> str:
+    """What, besides the caller's own key, decides a compiled executable: the JAX and
+    jaxlib versions, the device, float64 mode and ``XLA_FLAGS``."""
+    import os
+
+    import jaxlib
+
+    dev = jax.devices()[0]
+    return repr((jax.__version__, jaxlib.__version__, dev.platform, getattr(dev, "device_kind", ""),
+                 bool(jax.config.jax_enable_x64), os.environ.get("XLA_FLAGS", "")))
+
+
+def compile_keyed(fn, specs, label: str = "", jit_kwargs=None, key: str | None = None):
+    """:func:`aot_compile`, but first look ``key`` up in the active store (no tracing at
+    all on a hit: the record says ``"disk"``), and save a fresh compilation there."""
+    store = executable_store()
+    if store is None or key is None:
+        return aot_compile(fn, specs, label, jit_kwargs)
+    full = key + "|" + environment_key()
+    t0 = time.perf_counter()
+    compiled = store.load(full)
+    if compiled is not None:
+        return compiled, CompileRecord(label, 0.0, time.perf_counter() - t0, "disk")
+    compiled, record = aot_compile(fn, specs, label, jit_kwargs)
+    if record.source == "compiled":  # re-serializing an executable JAX loaded from its own
+        store.save(full, compiled)   # cache can lose its object code: store fresh ones only
+    return compiled, record

@@ -66,6 +66,9 @@ class Region:
         self._executable = None  # ahead-of-time executable (BlockSimulator's direct calls)
         self.compile_records: list = []  # CompileRecord of each ahead-of-time compilation
         self.direct_calls = 0  # calls of the executable by BlockSimulator
+        # A key that determines this region's program (set by an owner that knows one):
+        # lets executable() load it from the active ExecutableStore without tracing.
+        self.store_key: str | None = None
         self._vjp_regions: dict = {}
         self._call = None
 
@@ -106,11 +109,13 @@ class Region:
         if self._executable is None:
             from jax.sharding import SingleDeviceSharding
 
-            from aragog.csdl.compiling import aot_compile
+            from aragog.csdl.compiling import compile_keyed
 
             sharding = SingleDeviceSharding(self._device())
             specs = [jax.ShapeDtypeStruct(v.shape, jnp.float64, sharding=sharding) for v in self.in_vars]
-            self._executable, record = aot_compile(self._counted(self.fn), specs, self.label, self.jit_kwargs)
+            key = None if self.store_key is None else f"{self.store_key}|{self._device()}"
+            self._executable, record = compile_keyed(self._counted(self.fn), specs, self.label,
+                                                     self.jit_kwargs, key)
             self.compile_records.append(record)
         return self._executable
 

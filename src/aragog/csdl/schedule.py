@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from aragog.csdl.compiling import aot_compile
+from aragog.csdl.compiling import compile_keyed
 from aragog.csdl.compress import JaxCompressedOperation
 from aragog.csdl.operation import ancestors, evaluate_nodes, leaf_value
 from aragog.csdl.simulators import _Base, _check_leaves
@@ -68,7 +68,7 @@ class _GlueStep:
 
     kind = "glue"
 
-    def __init__(self, ops, in_vars, out_vars, slot: dict, label: str, device):
+    def __init__(self, ops, in_vars, out_vars, slot: dict, label: str, device, store_key=None):
         self.ops, self.in_vars, self.out_vars = ops, in_vars, out_vars
         self.ins = [slot[id(v)] for v in in_vars]
         self.outs = [slot[id(v)] for v in out_vars]
@@ -76,6 +76,7 @@ class _GlueStep:
         self.device = device
         self.compile_records: list = []
         self.traces = 0
+        self.store_key = store_key
         self._exe = None
 
     def _fn(self, *vals):
@@ -90,7 +91,7 @@ class _GlueStep:
 
             sharding = SingleDeviceSharding(self.device or jax.devices("cpu")[0])
             specs = [jax.ShapeDtypeStruct(v.shape, jnp.float64, sharding=sharding) for v in self.in_vars]
-            self._exe, record = aot_compile(self._fn, specs, self.label)
+            self._exe, record = compile_keyed(self._fn, specs, self.label, None, self.store_key)
             self.compile_records.append(record)
         if self.device is not None:
             vals = jax.device_put(vals, self.device)
@@ -100,9 +101,11 @@ class _GlueStep:
 class Schedule:
     """The operations from ``args`` to ``outputs`` as a list of steps (see the module
     docstring). ``schedule(*arrays)`` takes one array per ``args`` Variable and returns
-    a tuple of output arrays (device arrays)."""
+    a tuple of output arrays (device arrays). ``store_key``: a key that determines the
+    whole graph (the caller's), so glue programs can be loaded from the active
+    :class:`~aragog.csdl.compiling.ExecutableStore` without tracing."""
 
-    def __init__(self, args, outputs, label: str = "schedule"):
+    def __init__(self, args, outputs, label: str = "schedule", store_key: str | None = None):
         self.args = list(args)
         self.outputs = list(outputs)
         self.label = label
@@ -161,7 +164,8 @@ class Schedule:
             in_vars = sorted(ins.values(), key=lambda v: v.id)
             for v in in_vars:
                 give(v)
-            plan.append(_GlueStep(item, in_vars, outs, slot, f"{label}/glue{k}", glue_device))
+            key = None if store_key is None else f"{store_key}|{label}/glue{k}"
+            plan.append(_GlueStep(item, in_vars, outs, slot, f"{label}/glue{k}", glue_device, key))
             needed.update(ins)
         self.steps = list(reversed(plan))
         self._template = template

@@ -55,11 +55,15 @@ class BlockPrograms:
         inputs_example: a :class:`aragog.physics.PhysicsInputs` like every later one (only
             structure, shapes and dtypes are used).
         n_state, ml, mu: state size and Jacobian bandwidths.
+        store_key: a string that determines the whole graph (static key and code
+            identity): blocks and glue programs are then looked up in the active
+            :class:`~aragog.csdl.compiling.ExecutableStore` before tracing.
     """
 
     jac_layout = "band"
 
-    def __init__(self, options, inputs_example, n_state: int, ml: int, mu: int, pack_max: int = 4096):
+    def __init__(self, options, inputs_example, n_state: int, ml: int, mu: int, pack_max: int = 4096,
+                 store_key: str | None = None):
         self.options = options
         self.n, self.ml, self.mu = int(n_state), int(ml), int(mu)
         leaves, self._treedef = jax.tree_util.tree_flatten(inputs_example)
@@ -69,7 +73,11 @@ class BlockPrograms:
             raise TypeError(f"compile_mode 'blocks' needs float64 inputs, got {bad[0]}")
         self._specs = specs
         self._layout = _PackLayout(specs, pack_max)
+        self.store_key = store_key
         self._record()
+        if store_key is not None:
+            for name, region in self.blocks().items():
+                region.store_key = f"{store_key}|block:{name}"
 
     # ------------------------------------------------------------------ the graph
     def _unpack(self, arrays):
@@ -129,12 +137,9 @@ class BlockPrograms:
             jac_c = csdl.derivative(csdl.Constant(colours) @ dy, y, loop=True)  # (c, n)
         self._diag_tree = diag_tree[0]
         self.variables = [t, y, *args]
-        self.schedules = {
-            "rhs": csdl.schedule.Schedule(self.variables, [dy], label="rhs"),
-            "jac": csdl.schedule.Schedule(self.variables, [jac_c], label="jac"),
-            "diagnostics": csdl.schedule.Schedule(self.variables, list(diag), label="diagnostics"),
-            "melt_fraction": csdl.schedule.Schedule(self.variables, [phi_global], label="melt_fraction"),
-        }
+        outputs = {"rhs": [dy], "jac": [jac_c], "diagnostics": list(diag), "melt_fraction": [phi_global]}
+        self.schedules = {name: csdl.schedule.Schedule(self.variables, outs, label=name, store_key=self.store_key)
+                          for name, outs in outputs.items()}
         rows, cols, valid = band_indices(self.n, self.ml, self.mu)
         self._band_colour = rows % c
         self._band_cols = cols

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from aragog._jax import jax
+from aragog.csdl.compiling import set_executable_store
 
 logger = logging.getLogger("aragog.solver")
 
@@ -48,6 +49,9 @@ def configure_compilation_cache(directory: str | os.PathLike | None) -> str | No
                        path, exc.strerror or exc)
         return None
     jax.config.update("jax_compilation_cache_dir", str(path))
+    # aragog's own store beside JAX's entries: programs keyed by the static configuration,
+    # loaded in a later process without tracing (aragog.csdl.compiling.ExecutableStore).
+    set_executable_store(path / "aragog-executables")
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)  # -1: no size limit
     _configured[0] = str(path)

@@ -10,10 +10,12 @@ and compiling again. The 16 most recently used entries are kept.
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
 from collections.abc import Callable
+from pathlib import Path
 
-__all__ = ["shared_programs", "compile_stats", "clear_shared_programs"]
+__all__ = ["shared_programs", "compile_stats", "clear_shared_programs", "store_key"]
 
 _CACHE: "OrderedDict[tuple, object]" = OrderedDict()
 _SIZE = 16
@@ -46,3 +48,26 @@ def compile_stats(programs) -> dict:
     if hasattr(programs, "compile_stats"):
         return programs.compile_stats()
     return {name: {k: s[k] for k in _COMPILE_KEYS} for name, s in programs.stats.items()}
+
+
+_code: list[str] = []
+
+
+def code_identity() -> str:
+    """SHA-256 of every source file of the installed aragog package (computed once)."""
+    if not _code:
+        root = Path(__file__).resolve().parents[1]
+        digest = hashlib.sha256()
+        for path in sorted(root.rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+        _code.append(digest.hexdigest())
+    return _code[0]
+
+
+def store_key(key: tuple) -> str:
+    """A string that determines every program compiled for the static ``key`` (compile
+    mode, options, table identity, input signature) with this version of the code; the
+    key of :class:`aragog.csdl.compiling.ExecutableStore` entries (the store adds the
+    JAX installation and device)."""
+    return hashlib.sha256(repr(key).encode()).hexdigest() + "-" + code_identity()

@@ -17,6 +17,7 @@ import functools
 import hashlib
 import logging
 import time
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -25,11 +26,11 @@ from aragog import eos, physics, structure
 from aragog._jax import jax, jnp
 from aragog.errors import AragogError, ConfigError
 from aragog.solver import inputs as _inputs
-from aragog.csdl.compiling import persistent_cache_hits
+from aragog.csdl.compiling import compile_keyed
 from aragog.solver.backends import integrate
 from aragog.solver.blocks import BlockPrograms
 from aragog.solver.cache import configure_compilation_cache
-from aragog.solver.engines import compile_stats, shared_programs
+from aragog.solver.engines import compile_stats, shared_programs, store_key
 from aragog.solver.jitpair import JitPair, ProgramStats
 from aragog.solver.output import SolverOutput
 
@@ -124,7 +125,7 @@ class EntropySolver:
             if self._pair is not None:
                 logger.info("static inputs changed: using new compiled programs")
             builder = self._build_pair if mode == "fused" else self._build_blocks
-            self._pair, reused = shared_programs(key, lambda: builder(options, inputs))
+            self._pair, reused = shared_programs(key, lambda: builder(options, inputs, store=store_key(key)))
             self._baseline = compile_stats(self._pair) if reused else None
             self._logged = {}
             if reused:
@@ -164,7 +165,7 @@ class EntropySolver:
             self._eos_cache = {key: data}  # keep one set
         return self._eos_cache[key]
 
-    def _build_pair(self, options, inputs, jacobian: str = "banded") -> JitPair:
+    def _build_pair(self, options, inputs, jacobian: str = "banded", store: str | None = None) -> JitPair:
         """Compiled programs for ``options`` and inputs shaped like ``inputs``. ``jacobian``:
         "banded" (colored forward-mode products, CVODE's band solver; the default) or
         "dense" (jacfwd; kept for comparison in tools/bench_solver.py). With
@@ -176,14 +177,14 @@ class EntropySolver:
             "diagnostics": functools.partial(_diagnostics, options=options),
             "melt_fraction": functools.partial(_melt_fraction, options=options),
         }
-        return JitPair(rhs, n_state, inputs, ml, mu, jacobian=jacobian, extra=extra, lazy=True)
+        return JitPair(rhs, n_state, inputs, ml, mu, jacobian=jacobian, extra=extra, lazy=True, store_key=store)
 
-    def _build_blocks(self, options, inputs) -> BlockPrograms:
+    def _build_blocks(self, options, inputs, store: str | None = None) -> BlockPrograms:
         """compile_mode "blocks": the right-hand side recorded with aragog.csdl, structure,
         thermal and diagnostics submodels compiled as separate blocks (compiled at first use)."""
         n_state = physics.state_size(inputs.mesh.number_of_cells, options)
         ml, mu = physics.band_widths(options)
-        return BlockPrograms(options, inputs, n_state, ml, mu)
+        return BlockPrograms(options, inputs, n_state, ml, mu, store_key=store)
 
     # ------------------------------------------------------------------ state
     @property
@@ -196,23 +197,38 @@ class EntropySolver:
         inverted; the isentrope through that point)."""
         self._require_inputs()
         stats = self._initial_stats
+        program = self._initial_program()
         t0 = time.perf_counter()
-        traces_before, hits_before = _entropy_traces[0], persistent_cache_hits()
-        value = float(_entropy_of_temperature(float(temperature), float(pressure), self._inputs, self._options))
-        dt = time.perf_counter() - t0
-        if _entropy_traces[0] != traces_before:
-            loaded = persistent_cache_hits() > hits_before
-            stats["traces"] += 1
-            stats["loads" if loaded else "compiles"] += 1
-            stats["compile_seconds"] += dt
-            stats["source"] = "disk" if loaded else "compiled"
-        elif stats["source"] == "none":
-            stats["source"] = "memory"  # the process compiled it before (module-level jit)
+        value = float(program(float(temperature), float(pressure), self._inputs))
         stats["calls"] += 1
-        stats["call_seconds"] += dt
+        stats["call_seconds"] += time.perf_counter() - t0
         if not np.isfinite(value):
             raise AragogError(f"no entropy gives T = {temperature} K at P = {pressure} Pa in the EOS")
         return value
+
+    def _initial_program(self):
+        """The compiled EOS inversion S(T, P) for this static key (shared in the process,
+        stored in the persistent cache like the other programs)."""
+        stats = self._initial_stats
+        key = self._key[1:]  # the static key: the same program in both compile modes
+        hit = _INITIAL.get(key)
+        if hit is None:
+            fn = functools.partial(_entropy_of_temperature, options=self._options)
+            spec = lambda x: jax.ShapeDtypeStruct(np.shape(x), jnp.float64)  # noqa: E731
+            scalar = jax.ShapeDtypeStruct((), jnp.float64)
+            specs = (scalar, scalar, jax.tree_util.tree_map(spec, self._inputs))
+            compiled, record = compile_keyed(fn, specs, "initial", None, store_key(("initial",) + key))
+            hit = _INITIAL[key] = compiled
+            while len(_INITIAL) > 16:
+                _INITIAL.popitem(last=False)
+            stats["traces"] += int(record.lower_seconds > 0)
+            stats["loads" if record.source == "disk" else "compiles"] += 1
+            stats["trace_seconds"] += record.lower_seconds
+            stats["compile_seconds"] += record.compile_seconds
+            stats["source"] = record.source
+        elif stats["source"] == "none":
+            stats["source"] = "memory"  # compiled earlier in this process for the same key
+        return hit
 
     def set_initial_entropy(self, S) -> None:
         """Set the state: a scalar (an isentrope: the same entropy in every cell) or one value
@@ -447,12 +463,10 @@ def _melt_fraction(t, y, args, options):
     return physics.global_melt_fraction(y, args, options)
 
 
-_entropy_traces = [0]
+_INITIAL: "OrderedDict[tuple, object]" = OrderedDict()  # static key -> compiled S(T, P)
 
 
-@functools.partial(jax.jit, static_argnums=(3,))
 def _entropy_of_temperature(T, P, inputs, options):
-    _entropy_traces[0] += 1
     return physics.surface_entropy_for_temperature(T, P, inputs, options)
 
 

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from aragog._jax import jax, jnp
-from aragog.csdl.compiling import compile_lowered
+from aragog.csdl.compiling import compile_keyed
 from aragog.solver.jacobian import banded_jacobian, dense_jacobian
 
 __all__ = ["JitPair", "BoundPair", "ProgramStats"]
@@ -164,6 +164,10 @@ class JitPair:
             buffer per dtype for the call (fewer arguments, less dispatch time); larger
             leaves are passed separately. 0 disables packing.
         name: prefix of the compiled programs' names (appears in XLA dumps and logs).
+        store_key: a string that determines ``rhs_fn`` and the extras (the caller's static
+            configuration and code identity). With it, each program is looked up in the
+            active :class:`~aragog.csdl.compiling.ExecutableStore` (persistent cache
+            directory) *before tracing*, and saved there after compiling.
 
     Raises:
         ValueError: ``rhs_fn`` does not return shape ``(n_state,)``, a bad ``jacobian`` mode,
@@ -183,6 +187,7 @@ class JitPair:
         lazy: bool = False,
         pack_max: int = 4096,
         name: str = "aragog",
+        store_key: str | None = None,
     ):
         if jacobian not in ("banded", "dense"):
             raise ValueError(f"JitPair: jacobian must be 'banded' or 'dense', got {jacobian!r}")
@@ -198,6 +203,7 @@ class JitPair:
         self.jac_layout = "band" if jacobian == "banded" else "dense"
         self.rhs_fn = rhs_fn
         self.name = name
+        self.store_key = store_key
 
         # Signature of args: tree structure, leaf names, shapes, dtypes.
         path_leaves, self._treedef = jax.tree_util.tree_flatten_with_path(args_example)
@@ -262,9 +268,11 @@ class JitPair:
         prog = self._programs[key]
         if prog.compiled is not None:
             return prog
-        t0 = time.perf_counter()
-        lowered = jax.jit(prog.flat_fn).lower(*self._abstract_inputs())
-        compiled, record = compile_lowered(lowered, key, time.perf_counter() - t0)
+        store_key = None
+        if self.store_key is not None:
+            store_key = repr((self.store_key, self.name, key, self.n, self.ml, self.mu, self.jacobian,
+                              self._leaf_specs, self._layout.n_inputs, str(self._treedef)))
+        compiled, record = compile_keyed(prog.flat_fn, self._abstract_inputs(), key, None, store_key)
         prog.stats.trace_seconds += record.lower_seconds
         prog.stats.compile_seconds += record.compile_seconds
         if record.source == "disk":
