@@ -58,37 +58,42 @@ DEFAULT_SURFACE_PRESSURE = 0.0  # Pa
 # >= 1/3, far under 1 ulp (1.1e-16).
 _NSERIES = 22
 _INV_FACTORIALS = np.array([1.0 / math.factorial(n) for n in range(_NSERIES)])
-# φ_k(a) = Σ_n a^n / (n! (n + k + 1)): coefficients per k, highest order first (Horner).
-_SERIES_TERMS = {k: [float(c) for c in (_INV_FACTORIALS / (np.arange(_NSERIES) + k + 1.0))[::-1]]
-                 for k in (0, 1, 2)}
+# φ_k(a) = Σ_n a^n / (n! (n + k + 1)): row k holds the coefficients of a^0 .. a^(N-1).
+_SERIES_COEFFS = np.array([_INV_FACTORIALS / (np.arange(_NSERIES) + k + 1.0) for k in (0, 1, 2)])
+
+
+def _phi_all(a: np.ndarray) -> np.ndarray:
+    """(φ_0, φ_1, φ_2)(a), shape (3,) + a.shape, φ_k(a) = ∫_0^1 u^k e^{a u} du (stable near
+    a = 0): the power series for |a| < 1 (all three from one table of powers of a), the
+    closed forms elsewhere (no damaging cancellation once |a| >= 1). Only the branches
+    some element needs are evaluated (mesh building calls this often)."""
+    a = np.asarray(a, dtype=np.float64)
+    small = np.abs(a) < 1.0
+    out = np.empty((3,) + a.shape)
+    if small.any():
+        a_s = np.where(small, a, 0.0).ravel()
+        powers = np.empty((_NSERIES, a_s.size))
+        powers[0] = 1.0
+        np.cumprod(np.broadcast_to(a_s, (_NSERIES - 1, a_s.size)), axis=0, out=powers[1:])
+        # ascending order: the terms fall off like 1/n!, the largest first
+        series = (_SERIES_COEFFS @ powers).reshape((3,) + a.shape)
+        if small.all():
+            return series
+        out[:] = series
+    a_c = np.where(small, 1.0, a)
+    e = np.exp(a_c)
+    closed = (np.expm1(a_c) / a_c, (e * (a_c - 1.0) + 1.0) / a_c**2,
+              (e * (a_c * a_c - 2.0 * a_c + 2.0) - 2.0) / a_c**3)
+    for k in range(3):
+        out[k] = np.where(small, out[k], closed[k]) if small.any() else closed[k]
+    return out
 
 
 def _phi(k: int, a: np.ndarray) -> np.ndarray:
     """φ_k(a) = ∫_0^1 u^k e^{a u} du for k = 0, 1, 2 (elementwise, stable near a = 0)."""
-    a = np.asarray(a, dtype=np.float64)
-    small = np.abs(a) < 1.0
     if k not in (0, 1, 2):  # pragma: no cover - internal use only
         raise ValueError(f"_phi: k must be 0, 1 or 2, got {k}")
-    # Series branch (on a clipped argument, selected where |a| < 1); skipped when no
-    # element needs it, and the closed form likewise (mesh building calls this often).
-    series = 0.0
-    if small.any():
-        a_s = np.where(small, a, 0.0)
-        series = np.full_like(a_s, _SERIES_TERMS[k][0])
-        for coef in _SERIES_TERMS[k][1:]:  # Horner in a
-            series = series * a_s + coef
-        if small.all():
-            return series
-    # Closed-form branch: no damaging cancellation once |a| >= 1.
-    a_c = np.where(small, 1.0, a)
-    e = np.exp(a_c)
-    if k == 0:
-        closed = np.expm1(a_c) / a_c
-    elif k == 1:
-        closed = (e * (a_c - 1.0) + 1.0) / a_c**2
-    else:
-        closed = (e * (a_c * a_c - 2.0 * a_c + 2.0) - 2.0) / a_c**3
-    return np.where(small, series, closed)
+    return _phi_all(a)[k]
 
 
 def adams_williamson_beta(
@@ -127,7 +132,8 @@ def adams_williamson_enclosed_mass(
     r = np.asarray(r, dtype=np.float64)
     h = r - inner_radius
     a = beta * h
-    bracket = r * r * h * _phi(0, a) - 2.0 * r * h * h * _phi(1, a) + h**3 * _phi(2, a)
+    phi0, phi1, phi2 = _phi_all(a)
+    bracket = r * r * h * phi0 - 2.0 * r * h * h * phi1 + h**3 * phi2
     return 4.0 * np.pi * surface_density * np.exp(beta * (outer_radius - r)) * bracket
 
 
