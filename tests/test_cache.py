@@ -10,9 +10,7 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-import pytest
 
 from conftest import INPUT, REPO
 

@@ -44,10 +44,9 @@ K-1, dTdPs K Pa-1, k W m-1 K-1, visc Pa s, dS/dP J kg-1 K-1 Pa-1).
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
-from aragog._jax import jax, jnp
+from aragog._jax import jnp
 from aragog._pytree import data_pytree
 from aragog.eos.lookup import Cell, bilinear_at, cell_bounds, take_rows
 

@@ -84,7 +84,7 @@ class BlockPrograms:
         return jax.tree_util.tree_unflatten(self._treedef, self._layout.unpack(list(arrays)))
 
     def _record(self) -> None:
-        options, n_args = self.options, self._layout.n_inputs
+        options = self.options
         unpack = self._unpack
         struct_tree = []  # the StructureState treedef, set while recording
 
