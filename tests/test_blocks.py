@@ -111,3 +111,29 @@ def test_blocks_mode_is_selected_by_config_and_reported():
     assert type(solver._pair).__name__ == "BlockPrograms"
     solver.solve()
     assert {"block:structure", "block:thermal"} <= set(solver.jit_stats)
+
+
+def test_log_reports_compiles_from_the_counters(caplog):
+    """One INFO line per program actually compiled, none on later solves, and a reuse line
+    for a second solver of the same static key."""
+    import logging
+
+    clear_shared_programs()
+    overrides = {"mesh.number_of_nodes": 9, "solver.end_time": 2.0}
+    with caplog.at_level(logging.INFO, logger="aragog.solver"):
+        solver = solver_for(EARTH, overrides, "fused")
+        solver.solve()
+        first = [r.getMessage() for r in caplog.records if "compiled" in r.getMessage()]
+        assert any(m.startswith("rhs compiled") for m in first) and any(m.startswith("jac compiled") for m in first)
+        caplog.clear()
+        p = solver.parameters
+        p.solver.start_time, p.solver.end_time = 2.0, 4.0
+        solver.reset()
+        solver.solve()
+        assert not [r for r in caplog.records if "compiled" in r.getMessage() or "loaded" in r.getMessage()]
+        caplog.clear()
+        again = solver_for(EARTH, overrides, "fused")
+        again.solve()
+        messages = [r.getMessage() for r in caplog.records]
+        assert any("reusing the programs" in m for m in messages)
+        assert not any(m.startswith(("rhs compiled", "jac compiled")) for m in messages)
