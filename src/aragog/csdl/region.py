@@ -49,6 +49,10 @@ def compiled_function_count() -> int:
 
 
 class Region:
+    #: How the host callback meets ``jax.vmap``: "broadcast_all" (one batched call) or
+    #: "sequential" (one round trip per batch element; kept to measure the difference).
+    vmap_method = "broadcast_all"
+
     def __init__(self, in_vars, nodes, out_vars, out_shapes=None, *, label="region",
                  compile_separately=True, jit_kwargs=None, device=None):
         self.in_vars = list(in_vars)
@@ -158,7 +162,7 @@ class Region:
 
         @jax.custom_vjp
         def call(*vals):
-            return jax.pure_callback(self.host_call, shapes, *vals, vmap_method="broadcast_all")
+            return jax.pure_callback(self.host_call, shapes, *vals, vmap_method=self.vmap_method)
 
         def fwd(*vals):
             return call(*vals), vals
