@@ -64,6 +64,7 @@ class BlockPrograms:
 
     def __init__(self, options, inputs_example, n_state: int, ml: int, mu: int, pack_max: int = 4096,
                  store_key: str | None = None):
+        t0 = time.perf_counter()
         self.options = options
         self.n, self.ml, self.mu = int(n_state), int(ml), int(mu)
         leaves, self._treedef = jax.tree_util.tree_flatten(inputs_example)
@@ -78,6 +79,9 @@ class BlockPrograms:
         if store_key is not None:
             for name, region in self.blocks().items():
                 region.store_key = f"{store_key}|block:{name}"
+        #: seconds spent recording the graph (JAX traces the functions for their output
+        #: shapes): reported as the "record" entry of compile_stats
+        self.record_seconds = time.perf_counter() - t0
 
     # ------------------------------------------------------------------ the graph
     def _unpack(self, arrays):
@@ -132,7 +136,9 @@ class BlockPrograms:
             diag = csdl.jax_function(diagnostics, t, *st, *args, name="diagnostics")
             diag = diag if isinstance(diag, tuple) else (diag,)
             self.ops["diagnostics"] = csdl.compress([t, *st], list(diag), name="diagnostics")
-            phi_index = self._phi_cells_index(st)
+            # position of the melt fraction (st.phi: cells, then basic nodes) among the
+            # structure outputs: unflatten the recorded structure with leaves = their index
+            phi_index = jax.tree_util.tree_unflatten(struct_tree[0], list(range(struct_tree[1]))).st.phi
             phi_global = csdl.jax_function(melt_fraction, st[phi_index], *args, name="melt_fraction")
             jac_c = csdl.derivative(csdl.Constant(colours) @ dy, y, loop=True)  # (c, n)
         self._diag_tree = diag_tree[0]
@@ -144,21 +150,6 @@ class BlockPrograms:
         self._band_colour = rows % c
         self._band_cols = cols
         self._band_valid = valid.astype(np.float64)
-
-    def _phi_cells_index(self, st_vars) -> int:
-        """Position of the melt fraction (``st.phi``, cells first) among the structure
-        leaves: flatten the StructureState once with each leaf replaced by its index."""
-        n = self.n
-        shape = jax.eval_shape(
-            lambda y, *a: physics.structure_stage(y, self._unpack(a), self.options),
-            jax.ShapeDtypeStruct((n,), jnp.float64), *[jax.ShapeDtypeStruct(s, jnp.float64) for s in self._arg_shapes()],
-        )
-        leaves, tree = jax.tree_util.tree_flatten(shape)
-        marked = jax.tree_util.tree_unflatten(tree, list(range(len(leaves))))
-        index = marked.st.phi
-        if len(st_vars) != len(leaves):
-            raise RuntimeError("structure block outputs do not match the StructureState leaves (internal error)")
-        return int(index)
 
     def _arg_shapes(self) -> list:
         shapes = [(total,) for _, _, total in self._layout.groups]
@@ -199,8 +190,10 @@ class BlockPrograms:
     def compile_stats(self) -> dict:
         """``{program or "block:<name>": {traces, compiles, loads, trace_seconds,
         compile_seconds, source}}``: for the four schedules, their glue programs; for the
-        blocks, the blocks' own compilations (``loads``: taken from the persistent cache)."""
-        out = {}
+        blocks, the blocks' own compilations (``loads``: taken from the persistent cache);
+        "record": the recording of the graph (its tracing for output shapes)."""
+        out = {"record": {"traces": 1, "compiles": 0, "loads": 0, "trace_seconds": self.record_seconds,
+                          "compile_seconds": 0.0, "source": "compiled"}}
         for name, sched in self.schedules.items():
             out[name] = _summary(sched.glue_compile_records(), sched.glue_traces())
         for name, region in self.blocks().items():

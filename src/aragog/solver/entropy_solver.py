@@ -383,7 +383,7 @@ class EntropySolver:
             for name, cs in compile_stats(self._pair).items():
                 entry = dict(cs)
                 b = base.get(name)
-                if b is not None and b["compiles"] + b["loads"] > 0:
+                if b is not None and b["compiles"] + b["loads"] + b["traces"] > 0:
                     for k in ("traces", "compiles", "loads", "trace_seconds", "compile_seconds"):
                         entry[k] = cs[k] - b[k]
                     if entry["compiles"] + entry["loads"] == 0:

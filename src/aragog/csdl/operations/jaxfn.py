@@ -59,17 +59,21 @@ def _wrapped(fn) -> _Wrapped:
 class JaxFunctionOperation(Operation):
     name = "jax_function"
 
-    def __init__(self, fn, inputs, name: str | None = None):
-        specs = [jax.ShapeDtypeStruct(v.shape, jnp.float64) for v in inputs]
-        try:
-            raw = jax.eval_shape(fn, *specs)
-        except Exception as e:  # shape errors in the user function
-            raise ValueError(
-                f"jax_function {name or getattr(fn, '__name__', fn)!r}: evaluating on input "
-                f"shapes {[v.shape for v in inputs]} failed: {e}"
-            ) from e
-        self.single = not isinstance(raw, (tuple, list))
-        out_specs = _as_tuple(raw)
+    def __init__(self, fn, inputs, name: str | None = None, out_shapes=None):
+        if out_shapes is None:
+            specs = [jax.ShapeDtypeStruct(v.shape, jnp.float64) for v in inputs]
+            try:
+                raw = jax.eval_shape(fn, *specs)
+            except Exception as e:  # shape errors in the user function
+                raise ValueError(
+                    f"jax_function {name or getattr(fn, '__name__', fn)!r}: evaluating on input "
+                    f"shapes {[v.shape for v in inputs]} failed: {e}"
+                ) from e
+            self.single = not isinstance(raw, (tuple, list))
+            out_specs = _as_tuple(raw)
+        else:  # known by construction (a VJP returns the shapes of its inputs): no trace
+            self.single = False
+            out_specs = [jax.ShapeDtypeStruct(tuple(s), jnp.float64) for s in out_shapes]
         self._wrapped = _wrapped(fn)
         self.fn = self._wrapped.tuple_fn
         self.label = name or getattr(fn, "__name__", "jax_function")
@@ -97,7 +101,8 @@ class JaxFunctionOperation(Operation):
             cache[key] = self._make_vjp_fn(given, wanted)
         fn_vjp = cache[key]
         op = JaxFunctionOperation(
-            fn_vjp, self.inputs + [cots[i] for i in given], name=f"vjp({self.label})"
+            fn_vjp, self.inputs + [cots[i] for i in given], name=f"vjp({self.label})",
+            out_shapes=[self.inputs[i].shape for i in wanted],
         )
         result = [None] * n_in
         for i, out in zip(wanted, op.outputs):
