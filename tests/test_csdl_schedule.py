@@ -18,10 +18,10 @@ from test_csdl_compress import P0, REF, X0, build
 RTOL, ATOL = 1e-10, 1e-12
 
 
-@pytest.mark.parametrize("nested", [False, True])
-def test_block_simulator_matches_reference_values_and_totals(nested):
+@pytest.mark.parametrize("nested,loop", [(False, True), (True, True), (False, False), (True, False)])
+def test_block_simulator_matches_reference_values_and_totals(nested, loop):
     rec, x, p, y, op = build(True, sep=True, nested=nested)
-    sim = csdl.BlockSimulator(rec, [x], [y])
+    sim = csdl.BlockSimulator(rec, [x], [y], loop=loop)
     assert [v.name for v in sim.arguments[:1]] == ["x"] and p in sim.parameters
     assert [s.kind for s in sim.schedule.steps].count("block") == 1
     for xv, pv in [(X0, P0), (2 * X0, 0.55)]:
@@ -87,3 +87,31 @@ def test_compile_records_say_compiled():
     sim.run()
     (record,) = op.region.compile_records
     assert record.source in ("compiled", "disk") and record.compile_seconds > 0
+
+
+def test_loop_false_jacobian_is_one_batched_call_per_block():
+    """d h / d x (3 rows) through a separate block: with loop=False the block's VJP runs
+    once, vmapped over the rows, by a direct call (no host callback)."""
+    rec = csdl.Recorder()
+    with rec:
+        x = csdl.Variable(value=X0, name="x")
+        h = x
+        for _ in range(5):
+            h = csdl.tanh(0.9 * h + 0.1) + 0.05 * csdl.sin(h)
+        op = csdl.compress([x], [h])
+    sim = csdl.BlockSimulator(rec, [x], [h], loop=False)
+    tot = sim.compute_totals()[(h, x)]
+    sched = sim.totals_schedule()
+    (jac_step,) = [s for s in sched.steps if s.kind == "jacobian"]
+    (vjp_block,) = jac_step.inner.blocks
+    assert vjp_block.axes is not None and vjp_block.size == 3  # one batched call for 3 rows
+    calls = vjp_block.region.direct_calls
+    sim.compute_totals()
+    assert vjp_block.region.direct_calls == calls + 1 and vjp_block.region.host_calls == 0
+    h_ref, g = np.array(X0), np.ones(3)
+    for _ in range(5):
+        t = np.tanh(0.9 * h_ref + 0.1)
+        g = g * (0.9 * (1 - t * t) + 0.05 * np.cos(h_ref))
+        h_ref = t + 0.05 * np.sin(h_ref)
+    np.testing.assert_allclose(tot, np.diag(g), rtol=1e-12, atol=1e-15)
+    del op

@@ -152,5 +152,16 @@ def _jac_vmap(of, wrts, ops, active):
         eye = jnp.eye(n_of, dtype=jnp.float64).reshape((n_of,) + of.shape)
         return jax.vmap(one_row)(eye)
 
-    op = JaxFunctionOperation(jacobian, ext_vars, name="vmapped_jacobian")
+    op = VmappedJacobianOperation(jacobian, ext_vars, name="vmapped_jacobian")
+    # The structure of the batched reverse pass, for simulators that schedule it themselves
+    # (BlockSimulator: one batched direct call per block instead of a callback).
+    op.batch = dict(nodes=nodes, seed=seed, ext_vars=ext_vars, cots=cots, of_shape=of.shape,
+                    n_rows=n_of, wsizes=wsizes)
     return list(op.outputs)
+
+
+class VmappedJacobianOperation(JaxFunctionOperation):
+    """The ``loop=False`` Jacobian: a :class:`JaxFunctionOperation` (one ``jax.vmap`` of the
+    recorded reverse pass over the rows of the identity) that also exposes that pass in
+    ``batch`` (its nodes, the seed Variable, the outside Variables it reads, the cotangent
+    Variables of the ``wrts``, the rows)."""

@@ -68,6 +68,7 @@ class Region:
         self._jitted = None
         self._batched = None
         self._executable = None  # ahead-of-time executable (BlockSimulator's direct calls)
+        self._batched_exes: dict = {}  # (in_axes, batch) -> vmapped executable
         self.compile_records: list = []  # CompileRecord of each ahead-of-time compilation
         self.direct_calls = 0  # calls of the executable by BlockSimulator
         # A key that determines this region's program (set by an owner that knows one):
@@ -122,6 +123,27 @@ class Region:
                                                      self.jit_kwargs, key)
             self.compile_records.append(record)
         return self._executable
+
+    def batched_executable(self, axes: tuple, batch: int):
+        """The ahead-of-time executable of ``jax.vmap(fn, in_axes=axes)`` for a batch of
+        ``batch`` (``axes[i]`` 0: input i carries a leading batch axis, None: shared);
+        every output has the leading batch axis. Compiled once per (axes, batch)."""
+        key = (tuple(axes), int(batch))
+        exe = self._batched_exes.get(key)
+        if exe is None:
+            from jax.sharding import SingleDeviceSharding
+
+            from aragog.csdl.compiling import compile_keyed
+
+            sharding = SingleDeviceSharding(self._device())
+            specs = [jax.ShapeDtypeStruct(((batch,) if a == 0 else ()) + v.shape, jnp.float64, sharding=sharding)
+                     for v, a in zip(self.in_vars, axes)]
+            store = None if self.store_key is None else f"{self.store_key}|{self._device()}|vmap{key}"
+            exe, record = compile_keyed(self._counted(jax.vmap(self.fn, in_axes=key[0])), specs,
+                                        f"{self.label}[batch {batch}]", self.jit_kwargs, store)
+            self.compile_records.append(record)
+            self._batched_exes[key] = exe
+        return exe
 
     def call_numpy(self, *vals) -> tuple:
         """One call of the compiled function, NumPy in and out.

@@ -18,9 +18,9 @@ the host. This is the fast way to evaluate a graph of separately compiled blocks
 times (an ODE right-hand side); JaxSimulator remains the way to embed it in a JAX program.
 
 Derivatives: :meth:`BlockSimulator.compute_totals` records them like the other
-simulators. Use ``loop=True`` (one recorded reverse pass per output row, whose block
-VJPs are themselves direct-call blocks); with ``loop=False`` the rows are one vmapped
-JAX function, which reaches the blocks inside it through host callbacks again.
+simulators. With ``loop=True`` every row is its own recorded reverse pass, whose block
+VJPs are direct-call blocks; with ``loop=False`` the recorded reverse pass runs once on
+the whole batch of rows, each block VJP as one batched (vmapped) direct call.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import numpy as np
 
 from aragog.csdl.compiling import compile_keyed
 from aragog.csdl.compress import JaxCompressedOperation
+from aragog.csdl.derivative import VmappedJacobianOperation
 from aragog.csdl.operation import ancestors, evaluate_nodes, leaf_value
 from aragog.csdl.simulators import _Base, _check_leaves
 from aragog.csdl.variable import Constant
@@ -47,15 +48,22 @@ class _BlockStep:
         self.op = op
         self.region = op.region
         self.label = op.region.label
-        self.ins = [slot[id(op.inputs[j])] for j in op.perm]
+        self.in_vars = [op.inputs[j] for j in op.perm]  # in the region's order
+        self.ins = [slot[id(v)] for v in self.in_vars]
         self.outs = [slot[id(v)] for v in op.outputs]
         self.device = op.region.device
+        self.axes = None  # set by batch(): inputs carrying a leading batch axis
+
+    def batch(self, axes, size) -> None:
+        self.axes, self.size = tuple(axes), int(size)
 
     def __call__(self, *vals):
         region = self.region
         region.direct_calls += 1
         if self.device is not None:
             vals = jax.device_put(vals, self.device)
+        if self.axes is not None:
+            return region.batched_executable(self.axes, self.size)(*vals)
         return region.executable()(*vals)
 
     @property
@@ -78,6 +86,10 @@ class _GlueStep:
         self.traces = 0
         self.store_key = store_key
         self._exe = None
+        self.axes = None
+
+    def batch(self, axes, size) -> None:
+        self.axes, self.size = tuple(axes), int(size)
 
     def _fn(self, *vals):
         self.traces += 1
@@ -90,12 +102,60 @@ class _GlueStep:
             from jax.sharding import SingleDeviceSharding
 
             sharding = SingleDeviceSharding(self.device or jax.devices("cpu")[0])
-            specs = [jax.ShapeDtypeStruct(v.shape, jnp.float64, sharding=sharding) for v in self.in_vars]
-            self._exe, record = compile_keyed(self._fn, specs, self.label, None, self.store_key)
+            axes = self.axes or (None,) * len(self.in_vars)
+            lead = lambda a: (self.size,) if a == 0 else ()  # noqa: E731
+            specs = [jax.ShapeDtypeStruct(lead(a) + v.shape, jnp.float64, sharding=sharding)
+                     for v, a in zip(self.in_vars, axes)]
+            fn = self._fn if self.axes is None else jax.vmap(self._fn, in_axes=self.axes)
+            key = None if self.store_key is None else f"{self.store_key}|vmap{self.axes}"
+            self._exe, record = compile_keyed(fn, specs, self.label, None, key)
             self.compile_records.append(record)
         if self.device is not None:
             vals = jax.device_put(vals, self.device)
         return self._exe(*vals)
+
+
+class _JacobianStep:
+    """A ``loop=False`` Jacobian (:class:`~aragog.csdl.derivative.VmappedJacobianOperation`):
+    its recorded reverse pass as an inner schedule run once on the whole batch of seeds
+    (the rows of the identity), each block of it one batched direct call."""
+
+    kind = "jacobian"
+
+    def __init__(self, op: VmappedJacobianOperation, slot: dict, label: str, store_key):
+        b = op.batch
+        self.label = label
+        self.in_vars = list(op.inputs)
+        self.ins = [slot[id(v)] for v in self.in_vars]
+        self.outs = [slot[id(v)] for v in op.outputs]
+        self.cots, self.wsizes, self.rows = b["cots"], b["wsizes"], b["n_rows"]
+        wanted = [c for c in self.cots if c is not None]
+        self.inner = Schedule(list(b["ext_vars"]) + [b["seed"]], wanted, label=label, store_key=store_key,
+                              nodes=b["nodes"], batched=(len(b["ext_vars"]),), batch_size=self.rows)
+        self.seeds = jnp.eye(self.rows, dtype=jnp.float64).reshape((self.rows,) + tuple(b["of_shape"]))
+        self.compile_records: list = []
+        self.traces = 0
+
+    def batch(self, axes, size) -> None:
+        raise NotImplementedError(
+            f"BlockSimulator: {self.label} is a loop=False derivative inside a batched one; "
+            "record the outer derivative with loop=True")
+
+    def __call__(self, *vals):
+        res = iter(self.inner(*vals, self.seeds))
+        batched = iter(self.inner.out_batched)
+        out = []
+        for c, n in zip(self.cots, self.wsizes):
+            if c is None:
+                out.append(jnp.zeros((self.rows, n)))
+                continue
+            r, is_batched = next(res), next(batched)
+            out.append(jnp.reshape(r, (self.rows, n)) if is_batched
+                       else jnp.broadcast_to(jnp.reshape(r, (n,)), (self.rows, n)))
+        return out
+
+    def glue_steps(self) -> list:
+        return [s for s in self.inner.steps if s.kind == "glue"]
 
 
 class Schedule:
@@ -105,11 +165,13 @@ class Schedule:
     whole graph (the caller's), so glue programs can be loaded from the active
     :class:`~aragog.csdl.compiling.ExecutableStore` without tracing."""
 
-    def __init__(self, args, outputs, label: str = "schedule", store_key: str | None = None):
+    def __init__(self, args, outputs, label: str = "schedule", store_key: str | None = None, *,
+                 nodes=None, batched=(), batch_size: int | None = None):
         self.args = list(args)
         self.outputs = list(outputs)
         self.label = label
-        nodes, _ = ancestors(self.outputs)
+        if nodes is None:
+            nodes, _ = ancestors(self.outputs)
         slot: dict[int, int] = {}
         template: list = []
 
@@ -125,6 +187,8 @@ class Schedule:
         for op in nodes:
             if isinstance(op, JaxCompressedOperation) and op.region.compile_separately:
                 groups.append(("block", op))
+            elif isinstance(op, VmappedJacobianOperation):
+                groups.append(("jacobian", op))
             elif groups and groups[-1][0] == "glue":
                 groups[-1][1].append(op)
             else:
@@ -146,9 +210,13 @@ class Schedule:
         devices = {op.region.device for kind, op in groups if kind == "block"} - {None}
         glue_device = jax.devices("cpu")[0] if devices else None
         for k, (kind, item) in reversed(list(enumerate(groups))):
-            if kind == "block":
+            if kind in ("block", "jacobian"):
                 if any(id(v) in needed for v in item.outputs):
-                    step = _BlockStep(item, slot)
+                    if kind == "block":
+                        step = _BlockStep(item, slot)
+                    else:
+                        key = None if store_key is None else f"{store_key}|{label}/jacobian{k}"
+                        step = _JacobianStep(item, slot, f"{label}/jacobian{k}", key)
                     plan.append(step)
                     needed.update(id(v) for v in item.inputs)
                 continue
@@ -168,15 +236,19 @@ class Schedule:
             plan.append(_GlueStep(item, in_vars, outs, slot, f"{label}/glue{k}", glue_device, key))
             needed.update(ins)
         self.steps = list(reversed(plan))
+        # Batching (an inner schedule of a loop=False Jacobian): a step with a batched
+        # input runs vmapped over the leading axis, and all its outputs are batched.
+        is_batched = {id(self.args[i]) for i in batched}
+        for step in self.steps:
+            axes = [0 if id(v) in is_batched else None for v in step.in_vars]
+            if any(a == 0 for a in axes):
+                step.batch(axes, batch_size)
+                is_batched.update(id(v) for v in (step.op.outputs if step.kind == "block" else step.out_vars))
+        self.out_batched = [id(v) in is_batched for v in self.outputs]
         self._template = template
         self._n_args = len(self.args)
         self._out_slots = [slot[id(v)] for v in self.outputs]
         self._plan = [(s, s.ins, s.outs) for s in self.steps]
-
-    @property
-    def blocks(self) -> list:
-        """The block steps (one per separately compiled operation)."""
-        return [s for s in self.steps if s.kind == "block"]
 
     def __call__(self, *arrays):
         if len(arrays) != self._n_args:
@@ -189,11 +261,31 @@ class Schedule:
                 vals[i] = r
         return tuple(vals[i] for i in self._out_slots)
 
+    def _glue(self) -> list:
+        out = []
+        for s in self.steps:
+            if s.kind == "glue":
+                out.append(s)
+            elif s.kind == "jacobian":
+                out += s.inner._glue()
+        return out
+
+    @property
+    def blocks(self) -> list:
+        """The block steps (one per separately compiled operation, inner ones included)."""
+        out = []
+        for s in self.steps:
+            if s.kind == "block":
+                out.append(s)
+            elif s.kind == "jacobian":
+                out += s.inner.blocks
+        return out
+
     def glue_compile_records(self) -> list:
-        return [r for s in self.steps if s.kind == "glue" for r in s.compile_records]
+        return [r for s in self._glue() for r in s.compile_records]
 
     def glue_traces(self) -> int:
-        return sum(s.traces for s in self.steps if s.kind == "glue")
+        return sum(s.traces for s in self._glue())
 
 
 class BlockSimulator(_Base):

@@ -15,7 +15,8 @@ The Jacobian is the graph's recorded reverse-mode derivative through the blocks,
 by colour (Curtis-Powell-Reid compression of the rows): d(W dy)/dy with W the
 ``(c, n)`` 0/1 matrix of row colours ``i mod c``, ``c = ml + mu + 1``, so ``c`` reverse
 passes give every band entry (rows of one colour never share a column inside the band).
-Each pass calls the blocks' VJP blocks, which compile once.
+The passes are recorded once (``loop=False``) and run as one batch: each block's VJP is
+one batched call, compiled once.
 
 Everything traced is an argument: ``t``, ``y``, the small inputs packed into one float64
 buffer and each EOS table as it is (the :class:`~aragog.solver.jitpair.JitPair`
@@ -140,7 +141,9 @@ class BlockPrograms:
             # structure outputs: unflatten the recorded structure with leaves = their index
             phi_index = jax.tree_util.tree_unflatten(struct_tree[0], list(range(struct_tree[1]))).st.phi
             phi_global = csdl.jax_function(melt_fraction, st[phi_index], *args, name="melt_fraction")
-            jac_c = csdl.derivative(csdl.Constant(colours) @ dy, y, loop=True)  # (c, n)
+            # (c, n): one reverse pass on the batch of c colour seeds, each block VJP one
+            # batched call (BlockSimulator schedules the loop=False derivative)
+            jac_c = csdl.derivative(csdl.Constant(colours) @ dy, y, loop=False)
         self._diag_tree = diag_tree[0]
         self.variables = [t, y, *args]
         outputs = {"rhs": [dy], "jac": [jac_c], "diagnostics": list(diag), "melt_fraction": [phi_global]}
