@@ -34,7 +34,7 @@ import time
 import numpy as np
 
 from aragog import csdl, physics
-from aragog._jax import jax, jnp
+from aragog._jax import jax
 from aragog.solver.jacobian import band_indices
 from aragog.solver.jitpair import ProgramStats, _PackLayout
 
