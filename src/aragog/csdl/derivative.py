@@ -152,7 +152,9 @@ def _jac_vmap(of, wrts, ops, active):
         eye = jnp.eye(n_of, dtype=jnp.float64).reshape((n_of,) + of.shape)
         return jax.vmap(one_row)(eye)
 
-    op = VmappedJacobianOperation(jacobian, ext_vars, name="vmapped_jacobian")
+    # the shapes are known ((rows, wrt size) each): no trace of the vmapped pass to find them
+    op = VmappedJacobianOperation(jacobian, ext_vars, name="vmapped_jacobian",
+                                  out_shapes=[(n_of, n) for n in wsizes])
     # The structure of the batched reverse pass, for simulators that schedule it themselves
     # (BlockSimulator: one batched direct call per block instead of a callback).
     op.batch = dict(nodes=nodes, seed=seed, ext_vars=ext_vars, cots=cots, of_shape=of.shape,
