@@ -132,7 +132,8 @@ class _JacobianStep:
         wanted = [c for c in self.cots if c is not None]
         self.inner = Schedule(list(b["ext_vars"]) + [b["seed"]], wanted, label=label, store_key=store_key,
                               nodes=b["nodes"], batched=(len(b["ext_vars"]),), batch_size=self.rows)
-        self.seeds = jnp.eye(self.rows, dtype=jnp.float64).reshape((self.rows,) + tuple(b["of_shape"]))
+        # host arrays: eager JAX operations would each compile a small program
+        self.seeds = np.eye(self.rows).reshape((self.rows,) + tuple(b["of_shape"]))
         self.compile_records: list = []
         self.traces = 0
 
@@ -147,11 +148,11 @@ class _JacobianStep:
         out = []
         for c, n in zip(self.cots, self.wsizes):
             if c is None:
-                out.append(jnp.zeros((self.rows, n)))
+                out.append(np.zeros((self.rows, n)))
                 continue
             r, is_batched = next(res), next(batched)
-            out.append(jnp.reshape(r, (self.rows, n)) if is_batched
-                       else jnp.broadcast_to(jnp.reshape(r, (n,)), (self.rows, n)))
+            r = np.asarray(r)
+            out.append(r.reshape((self.rows, n)) if is_batched else np.broadcast_to(r.reshape(n), (self.rows, n)))
         return out
 
     def glue_steps(self) -> list:
@@ -200,10 +201,10 @@ class Schedule:
             if kind == "block":
                 for v in item.inputs:
                     if isinstance(v, Constant):
-                        give(v, jnp.asarray(v.value, dtype=jnp.float64))
+                        give(v, np.asarray(v.value, dtype=np.float64))
         for v in self.outputs:
             if id(v) not in slot:  # a Constant output
-                give(v, jnp.asarray(v.value, dtype=jnp.float64))
+                give(v, np.asarray(v.value, dtype=np.float64))
         # Liveness, backwards: a glue step returns only what later steps or outputs read.
         needed = {id(v) for v in self.outputs}
         plan: list = []
