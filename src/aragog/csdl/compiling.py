@@ -10,10 +10,20 @@ other; aragog compiles on one thread.)
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import os
+import pathlib
+import pickle
+import tempfile
 import time
 from dataclasses import dataclass
 
 import jax
+import jaxlib
+from jax.experimental import serialize_executable
+
+logger = logging.getLogger("aragog")
 
 _CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
 _hits = [0]
@@ -25,11 +35,6 @@ def _on_event(event: str, **_kwargs) -> None:
 
 
 jax.monitoring.register_event_listener(_on_event)
-
-
-def persistent_cache_hits() -> int:
-    """Programs loaded from JAX's persistent compilation cache since import."""
-    return _hits[0]
 
 
 @dataclass
@@ -76,21 +81,12 @@ class ExecutableStore:
     """
 
     def __init__(self, directory):
-        import pathlib
-
         self.directory = pathlib.Path(directory)
 
     def _path(self, key: str):
-        import hashlib
-
         return self.directory / (hashlib.sha256(key.encode()).hexdigest() + ".exe")
 
     def load(self, key: str):
-        import logging
-        import pickle
-
-        from jax.experimental import serialize_executable
-
         path = self._path(key)
         if not path.is_file():
             return None
@@ -98,30 +94,25 @@ class ExecutableStore:
             payload, in_tree, out_tree = pickle.loads(path.read_bytes())
             return serialize_executable.deserialize_and_load(payload, in_tree, out_tree)
         except Exception as exc:  # noqa: BLE001 - any bad entry means: compile instead
-            logging.getLogger("aragog").warning(
+            logger.warning(
                 "compilation cache entry %s is unusable (%s: %s): compiling instead",
                 path, type(exc).__name__, exc)
             return None
 
     def save(self, key: str, compiled) -> None:
-        import logging
-        import os
-        import pickle
-        import tempfile
-
-        from jax.experimental import serialize_executable
-
         path = self._path(key)
+        tmp = None
         try:
             data = pickle.dumps(serialize_executable.serialize(compiled))
             self.directory.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
-            os.replace(tmp, path)
+            os.replace(tmp, path)  # atomic: a reader never sees half an entry
         except Exception as exc:  # noqa: BLE001 - a cache write never fails a run
-            logging.getLogger("aragog").warning(
-                "could not write compilation cache entry %s (%s: %s)", path, type(exc).__name__, exc)
+            logger.warning("could not write compilation cache entry %s (%s: %s)", path, type(exc).__name__, exc)
+            if tmp is not None and os.path.exists(tmp):
+                os.unlink(tmp)
 
 
 _store: list = [None]
@@ -141,10 +132,6 @@ def executable_store():
 def environment_key() -> str:
     """What, besides the caller's own key, decides a compiled executable: the JAX and
     jaxlib versions, the device, float64 mode and ``XLA_FLAGS``."""
-    import os
-
-    import jaxlib
-
     dev = jax.devices()[0]
     return repr((jax.__version__, jaxlib.__version__, dev.platform, getattr(dev, "device_kind", ""),
                  bool(jax.config.jax_enable_x64), os.environ.get("XLA_FLAGS", "")))

@@ -112,16 +112,7 @@ class Region:
         ``device``; compiled on first use, counted in ``compile_count`` and
         ``compile_records``). Used by :class:`~aragog.csdl.BlockSimulator`."""
         if self._executable is None:
-            from jax.sharding import SingleDeviceSharding
-
-            from aragog.csdl.compiling import compile_keyed
-
-            sharding = SingleDeviceSharding(self._device())
-            specs = [jax.ShapeDtypeStruct(v.shape, jnp.float64, sharding=sharding) for v in self.in_vars]
-            key = None if self.store_key is None else f"{self.store_key}|{self._device()}"
-            self._executable, record = compile_keyed(self._counted(self.fn), specs, self.label,
-                                                     self.jit_kwargs, key)
-            self.compile_records.append(record)
+            self._executable = self._compile(self.fn, (None,) * len(self.in_vars), 0, "", "")
         return self._executable
 
     def batched_executable(self, axes: tuple, batch: int):
@@ -129,20 +120,22 @@ class Region:
         ``batch`` (``axes[i]`` 0: input i carries a leading batch axis, None: shared);
         every output has the leading batch axis. Compiled once per (axes, batch)."""
         key = (tuple(axes), int(batch))
-        exe = self._batched_exes.get(key)
-        if exe is None:
-            from jax.sharding import SingleDeviceSharding
+        if key not in self._batched_exes:
+            self._batched_exes[key] = self._compile(jax.vmap(self.fn, in_axes=key[0]), key[0], key[1],
+                                                    f"[batch {batch}]", f"|vmap{key}")
+        return self._batched_exes[key]
 
-            from aragog.csdl.compiling import compile_keyed
+    def _compile(self, fn, axes, batch, label_suffix, key_suffix):
+        from jax.sharding import SingleDeviceSharding
 
-            sharding = SingleDeviceSharding(self._device())
-            specs = [jax.ShapeDtypeStruct(((batch,) if a == 0 else ()) + v.shape, jnp.float64, sharding=sharding)
-                     for v, a in zip(self.in_vars, axes)]
-            store = None if self.store_key is None else f"{self.store_key}|{self._device()}|vmap{key}"
-            exe, record = compile_keyed(self._counted(jax.vmap(self.fn, in_axes=key[0])), specs,
-                                        f"{self.label}[batch {batch}]", self.jit_kwargs, store)
-            self.compile_records.append(record)
-            self._batched_exes[key] = exe
+        from aragog.csdl.compiling import compile_keyed
+
+        sharding = SingleDeviceSharding(self._device())
+        specs = [jax.ShapeDtypeStruct(((batch,) if a == 0 else ()) + v.shape, jnp.float64, sharding=sharding)
+                 for v, a in zip(self.in_vars, axes)]
+        key = None if self.store_key is None else f"{self.store_key}|{self._device()}{key_suffix}"
+        exe, record = compile_keyed(self._counted(fn), specs, self.label + label_suffix, self.jit_kwargs, key)
+        self.compile_records.append(record)
         return exe
 
     def call_numpy(self, *vals) -> tuple:

@@ -155,9 +155,6 @@ class _JacobianStep:
             out.append(r.reshape((self.rows, n)) if is_batched else np.broadcast_to(r.reshape(n), (self.rows, n)))
         return out
 
-    def glue_steps(self) -> list:
-        return [s for s in self.inner.steps if s.kind == "glue"]
-
 
 class Schedule:
     """The operations from ``args`` to ``outputs`` as a list of steps (see the module
@@ -262,31 +259,26 @@ class Schedule:
                 vals[i] = r
         return tuple(vals[i] for i in self._out_slots)
 
-    def _glue(self) -> list:
+    def _steps(self, kind: str) -> list:
+        """The steps of ``kind`` ("block" or "glue"), those of inner Jacobian schedules included."""
         out = []
         for s in self.steps:
-            if s.kind == "glue":
+            if s.kind == kind:
                 out.append(s)
             elif s.kind == "jacobian":
-                out += s.inner._glue()
+                out += s.inner._steps(kind)
         return out
 
     @property
     def blocks(self) -> list:
         """The block steps (one per separately compiled operation, inner ones included)."""
-        out = []
-        for s in self.steps:
-            if s.kind == "block":
-                out.append(s)
-            elif s.kind == "jacobian":
-                out += s.inner.blocks
-        return out
+        return self._steps("block")
 
     def glue_compile_records(self) -> list:
-        return [r for s in self._glue() for r in s.compile_records]
+        return [r for s in self._steps("glue") for r in s.compile_records]
 
     def glue_traces(self) -> int:
-        return sum(s.traces for s in self._glue())
+        return sum(s.traces for s in self._steps("glue"))
 
 
 class BlockSimulator(_Base):

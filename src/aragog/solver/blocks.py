@@ -36,7 +36,8 @@ import numpy as np
 from aragog import csdl, physics
 from aragog._jax import jax
 from aragog.solver.jacobian import band_indices
-from aragog.solver.jitpair import ProgramStats, _PackLayout
+from aragog.solver.jitpair import ProgramStats
+from aragog.solver.packing import PackLayout
 
 logger = logging.getLogger("aragog.solver")
 
@@ -74,7 +75,7 @@ class BlockPrograms:
         if bad:
             raise TypeError(f"compile_mode 'blocks' needs float64 inputs, got {bad[0]}")
         self._specs = specs
-        self._layout = _PackLayout(specs, pack_max)
+        self._layout = PackLayout(specs, pack_max)
         self.store_key = store_key
         self._record()
         if store_key is not None:

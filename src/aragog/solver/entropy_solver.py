@@ -17,7 +17,6 @@ import functools
 import hashlib
 import logging
 import time
-from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -210,17 +209,21 @@ class EntropySolver:
         """The compiled EOS inversion S(T, P) for this static key (shared in the process,
         stored in the persistent cache like the other programs)."""
         stats = self._initial_stats
-        key = self._key[1:]  # the static key: the same program in both compile modes
-        hit = _INITIAL.get(key)
-        if hit is None:
+        key = ("initial",) + self._key[1:]  # the static key: the same program in both modes
+        records = []
+
+        def build():
             fn = functools.partial(_entropy_of_temperature, options=self._options)
             spec = lambda x: jax.ShapeDtypeStruct(np.shape(x), jnp.float64)  # noqa: E731
             scalar = jax.ShapeDtypeStruct((), jnp.float64)
             specs = (scalar, scalar, jax.tree_util.tree_map(spec, self._inputs))
-            compiled, record = compile_keyed(fn, specs, "initial", None, store_key(("initial",) + key))
-            hit = _INITIAL[key] = compiled
-            while len(_INITIAL) > 16:
-                _INITIAL.popitem(last=False)
+            compiled, record = compile_keyed(fn, specs, "initial", None, store_key(key))
+            records.append(record)
+            return compiled
+
+        compiled, _ = shared_programs(key, build)
+        if records:
+            record = records[0]
             stats["traces"] += int(record.lower_seconds > 0)
             stats["loads" if record.source == "disk" else "compiles"] += 1
             stats["trace_seconds"] += record.lower_seconds
@@ -228,7 +231,7 @@ class EntropySolver:
             stats["source"] = record.source
         elif stats["source"] == "none":
             stats["source"] = "memory"  # compiled earlier in this process for the same key
-        return hit
+        return compiled
 
     def set_initial_entropy(self, S) -> None:
         """Set the state: a scalar (an isentrope: the same entropy in every cell) or one value
@@ -461,9 +464,6 @@ def _diagnostics(t, y, args, options):
 
 def _melt_fraction(t, y, args, options):
     return physics.global_melt_fraction(y, args, options)
-
-
-_INITIAL: "OrderedDict[tuple, object]" = OrderedDict()  # static key -> compiled S(T, P)
 
 
 def _entropy_of_temperature(T, P, inputs, options):
