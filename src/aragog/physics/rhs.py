@@ -11,12 +11,18 @@ time. Discretisation (PHYSICS.md "Grid", "Fluxes at basic nodes", "Entropy equat
 "Boundary conditions"; docs/physics.md):
 
 * interior basic node j (1..N-1): S_j linear in ξ between cells j-1 and j,
-  dS/dr = (S_j - S_{j-1})/(ξ_s,j - ξ_s,j-1) · dξ/dr|_j;
-* surface node N: linear extrapolation in ξ from the top two cells (gradient of node N-1
-  times dξ/dr|_N); surface_bc 5: S_N = S(T_s, P_N) and dS/dr = (S_N - S_{N-1})/(ξ_N - ξ_s,N-1)
-  · dξ/dr|_N;
+  dS/dr = (S_j - S_{j-1})/(ξ_s,j - ξ_s,j-1) · dξ/dr|_j (second order);
+* surface node N, surface_bc 5: S_N = S(T_s, P_N) and dS/dr the slope at ξ_N of the
+  quadratic in ξ through (ξ_N, S_N) and the top two cells, times dξ/dr|_N (second order;
+  :func:`boundary_slope`); the flux F_N it gives enters row N-1 only through S_{N-1}
+  and S_{N-2}, so the Jacobian stays within the band;
+* surface node N otherwise: S_N linear extrapolation in ξ from the top two cells (second
+  order in the value; a quadratic through three cells would put S_{N-3} into row N-1 via
+  the grey-body flux and widen the band), gradient the slope at ξ_N of the quadratic
+  through the top three cells (two with 2 cells) times dξ/dr|_N (diagnostics only: F_N is
+  the boundary condition's);
 * CMB node 0: "energy_balance": S_b0 = S_0 + (dS/dr)_cmb (r_0 - r_s0) with gradient
-  (dS/dr)_cmb; otherwise extrapolation like the surface;
+  (dS/dr)_cmb; otherwise extrapolation like the non-prescribed surface;
 * F_j = sum of the enabled flux laws at every node (gravitational separation and mixing
   set to 0 on both boundary nodes), then F_0 and F_N replaced per boundary condition;
 * dS_i/dt = -(F_{i+1} A_{i+1} - F_i A_i)/(ρ_i T_i V_i) + H_i/T_i.
@@ -40,6 +46,7 @@ __all__ = [
     "split_state",
     "join_state",
     "basic_node_entropy",
+    "boundary_slope",
     "rhs",
     "diagnostics",
     "global_melt_fraction",
@@ -95,6 +102,18 @@ def join_state(S_cells, dSdr_cmb, inputs: PhysicsInputs, options: PhysicsOptions
     return jnp.concatenate([slot, y])
 
 
+def boundary_slope(x, m1, g1, m2, g2):
+    """dS/dξ at a boundary node ξ = ``x``: the linear extrapolation in ξ of two secant slopes,
+    ``g1`` (nearest) and ``g2``, each placed at the midpoint ``m1``, ``m2`` of its two points:
+    g1 + (g1 - g2) (x - m1)/(m1 - m2).
+
+    A secant slope of a quadratic is its derivative at the midpoint, and the derivative is
+    linear, so this is the slope at ``x`` of the quadratic through the three points: exact
+    for quadratics, error O(h^2) (docs/physics.md, "Boundary closures").
+    """
+    return g1 + (g1 - g2) * ((x - m1) / (m1 - m2))
+
+
 def basic_node_entropy(S, dSdr_cmb, S_surface, mesh, options: PhysicsOptions):
     """Entropy [J/kg/K] and radial gradient [J/kg/K/m] at the N+1 basic nodes.
 
@@ -107,19 +126,26 @@ def basic_node_entropy(S, dSdr_cmb, S_surface, mesh, options: PhysicsOptions):
     grad_xi = dS / dxi  # dS/dξ at interior nodes 1..N-1
     S_int = S[:-1] + dS * ((xb[1:-1] - xs[:-1]) / dxi)
 
+    mid = 0.5 * (xs[1:] + xs[:-1])  # where the cell-pair slopes grad_xi are exact for a quadratic
+    three = S.shape[0] >= 3  # static: two cells give one slope only (a linear profile)
+
     if options.surface_bc == 5:
-        grad_top = (S_surface - S[-1]) / (xb[-1] - xs[-1])
+        # Quadratic through (ξ_N, S_N) and the top two cells; the half-cell slope and the
+        # slope of node N-1 extrapolated to ξ_N ((8 S_N - 9 S_N-1 + S_N-2)/(3h) on a uniform ξ grid).
         S_top = jnp.asarray(S_surface, dtype=jnp.float64)
+        half = (S_top - S[-1]) / (xb[-1] - xs[-1])
+        grad_top = boundary_slope(xb[-1], 0.5 * (xb[-1] + xs[-1]), half, mid[-1], grad_xi[-1])
     else:
-        grad_top = grad_xi[-1]
-        S_top = S[-1] + grad_top * (xb[-1] - xs[-1])
+        S_top = S[-1] + grad_xi[-1] * (xb[-1] - xs[-1])
+        grad_top = boundary_slope(xb[-1], mid[-1], grad_xi[-1], mid[-2], grad_xi[-2]) if three else grad_xi[-1]
 
     if options.energy_balance:
         S_bot = S[0] + dSdr_cmb * (mesh.r_basic[0] - mesh.r_stag[0])
         dSdr_bot = dSdr_cmb
     else:
         S_bot = S[0] + grad_xi[0] * (xb[0] - xs[0])
-        dSdr_bot = grad_xi[0] * dxdr[0]
+        grad_bot = boundary_slope(xb[0], mid[0], grad_xi[0], mid[1], grad_xi[1]) if three else grad_xi[0]
+        dSdr_bot = grad_bot * dxdr[0]
 
     S_b = jnp.concatenate([jnp.reshape(S_bot, (1,)), S_int, jnp.reshape(S_top, (1,))])
     dSdr_b = jnp.concatenate([
