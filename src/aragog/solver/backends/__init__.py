@@ -1,9 +1,9 @@
 """Integrator back ends behind one interface (in the style of ``scipy.integrate.solve_ivp``).
 
 ``integrate(problem, t_eval, y0, method="cvode", rtol=..., atol=..., max_steps=...)`` runs
-SUNDIALS CVODE through scikits.odes (``method="cvode"``) or scipy's BDF / Radau steppers
+SUNDIALS CVODE through a ctypes binding of its C library (``method="cvode"``) or scipy's BDF / Radau steppers
 (``"scipy-bdf"``, ``"scipy-radau"``) and returns an :class:`IntegrationResult` with the same
-fields whichever ran. When CVODE is asked for but scikits.odes cannot be imported, the
+fields whichever ran. When CVODE is asked for but its library cannot be loaded, the
 integration falls back to scipy BDF *loudly* (an :class:`IntegratorFallbackWarning` and a
 logging warning, both naming the fallback) and the result records
 ``integrator="scipy-bdf"``.
@@ -58,12 +58,10 @@ class IntegratorFallbackWarning(RuntimeWarning):
 
 
 def cvode_available() -> bool:
-    """Whether scikits.odes' SUNDIALS CVODE wrapper (``scikits_odes_sundials.cvode``) imports."""
-    try:
-        from scikits_odes_sundials.cvode import CVODE  # noqa: F401
-    except Exception:  # noqa: BLE001 - ImportError, or a broken shared library (OSError)
-        return False
-    return True
+    """Whether the SUNDIALS CVODE library loads (:mod:`aragog.solver.backends.sundials`)."""
+    from aragog.solver.backends.sundials import library_available
+
+    return library_available()
 
 
 def integrate(
@@ -131,7 +129,7 @@ def integrate(
     if name == "cvode" and not cvode_available():
         fallback = "scipy-bdf"
         text = (
-            "scikits.odes (SUNDIALS CVODE) cannot be imported; integrating with the fallback "
+            "the SUNDIALS CVODE library cannot be loaded; integrating with the fallback "
             f"integrator {fallback} (scipy.integrate.BDF) instead of cvode"
         )
         warnings.warn(text, IntegratorFallbackWarning, stacklevel=2)
