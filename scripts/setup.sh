@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what aragog needs, only what is missing, and nothing at run time:
-#   1. SUNDIALS development files (+ a Fortran compiler and LAPACK, which the
-#      scikits.odes build needs) from the system package manager;
+#   1. SUNDIALS (its CVODE shared library, called through ctypes) from the system
+#      package manager;
 #   2. a virtual environment in .venv;
 #   3. the package itself, editable, with its test extras.
 # Idempotent: a second call with nothing missing takes about a second.
@@ -14,9 +14,6 @@ log() { printf '[setup] %s\n' "$*" >&2; }
 # ---- 1. system packages --------------------------------------------------------------
 need_apt=()
 [ -f /usr/include/cvode/cvode.h ] || need_apt+=(libsundials-dev)
-command -v gfortran >/dev/null 2>&1 || need_apt+=(gfortran)
-command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
-ls /usr/lib/*/liblapack.so >/dev/null 2>&1 || need_apt+=(liblapack-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
     if ! command -v apt-get >/dev/null 2>&1; then
         log "missing system packages (${need_apt[*]}) and no apt-get: install SUNDIALS 6.x development files by hand"
@@ -46,9 +43,11 @@ fi
 # Reinstall when pyproject.toml changed since the last install (stamp holds its hash).
 stamp=.venv/.aragog-installed
 want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! .venv/bin/python -c "import aragog, jax, scikits.odes, netCDF4" 2>/dev/null; then
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! .venv/bin/python -c "import aragog, jax, netCDF4" 2>/dev/null; then
     log "installing aragog and its dependencies into .venv (first time: a few minutes)"
     .venv/bin/python -m pip install -q -e ".[test]" 2>&1 | grep -v -E "^WARNING: Location|^\s*$" >&2 || true
-    .venv/bin/python -c "import aragog, jax, scikits.odes, netCDF4" || { log "installation failed"; exit 1; }
+    .venv/bin/python -c "import aragog, jax, netCDF4" || { log "installation failed"; exit 1; }
     echo "$want" > "$stamp"
 fi
+.venv/bin/python -c "from aragog.solver.backends.sundials import load_library; load_library()" \
+    || { log "the SUNDIALS CVODE library (libsundials-dev) does not load"; exit 1; }
