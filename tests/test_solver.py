@@ -326,3 +326,25 @@ def test_history_keeps_the_latest_solve_and_earlier_final_states(tmp_path):
     history = solver.history()
     # final states of solves 1 and 2, then the 5 output times of solve 3
     np.testing.assert_allclose(history.time, [10.0, 20.0, 20.0, 22.5, 25.0, 27.5, 30.0])
+
+
+# ------------------------------------------------------------------ the right-hand side is pure
+def test_rhs_and_jacobian_are_pure_functions_of_t_and_y():
+    """CVODE may evaluate the right-hand side at any (t, y) in any order (predictor,
+    Newton iterates, difference quotients, rejected steps): the callbacks must carry no
+    state between calls. Evaluating at an isentrope, a perturbed state and the isentrope
+    again, and the Jacobian in between, gives bit-identical results; so does a second
+    binding of the same programs."""
+    solver = make_solver(**{"mesh.number_of_nodes": 12})
+    bound = solver._bound
+    y0 = solver._y0()
+    y1 = y0 * (1.0 + 1e-3 * np.sin(np.arange(y0.size)))
+    first = bound.rhs(0.0, y0)
+    jac_first = bound.jac(0.0, y1)
+    bound.rhs(5.0, y1)
+    again = bound.rhs(0.0, y0)
+    np.testing.assert_array_equal(first, again)
+    np.testing.assert_array_equal(jac_first, bound.jac(0.0, y1))
+    other = make_solver(**{"mesh.number_of_nodes": 12})._bound
+    np.testing.assert_array_equal(first, other.rhs(0.0, y0))
+    assert np.any(bound.rhs(0.0, y1) != first)  # the state does enter

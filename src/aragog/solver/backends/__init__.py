@@ -77,6 +77,7 @@ def integrate(
     linsolver: str = "band",
     first_step: float | None = None,
     max_step: float | None = None,
+    nonlin_conv_coef: float | None = None,
 ) -> IntegrationResult:
     """Integrate ``dy/dt = f(t, y)`` from ``t_eval[0]`` and report at every ``t_eval``.
 
@@ -98,6 +99,9 @@ def integrate(
             sign change of ``g`` (either direction; a zero at the start is not an event).
         linsolver: CVODE only: ``"band"`` (default) or ``"dense"``.
         first_step, max_step: optional initial / maximum step size.
+        nonlin_conv_coef: CVODE only: its nonlinear convergence coefficient (``None``:
+            :data:`aragog.solver.backends.cvode.NONLIN_CONV_COEF`, 1e-3; CVODE's own
+            default, 0.1, returns wrong states on this package's problems).
 
     Returns:
         :class:`IntegrationResult`; ``integrator`` names what actually ran.
@@ -139,9 +143,10 @@ def integrate(
     if name == "cvode":
         from aragog.solver.backends.cvode import integrate_cvode
 
+        extra = {} if nonlin_conv_coef is None else {"nonlin_conv_coef": float(nonlin_conv_coef)}
         return integrate_cvode(
             problem, t_eval, y0, rtol=rtol, atol=atol, max_steps=max_steps, event=event,
-            linsolver=linsolver, first_step=first_step, max_step=max_step,
+            linsolver=linsolver, first_step=first_step, max_step=max_step, **extra,
         )
     from aragog.solver.backends.scipy_ivp import integrate_scipy
 
