@@ -37,6 +37,9 @@ logger = logging.getLogger("aragog.solver.backends.cvode")
 #: variant within 1e-5, with fewer steps than 0.1 (the Newton iteration no longer
 #: stalls the step-size controller) and no more than scipy BDF.
 NONLIN_CONV_COEF = 1e-3
+#: Newton iterations per attempt (CVODE's default is 3).
+MAX_NEWTON_ITERS = 4
+_NLS_CONTINUE = 901  # SUN_NLS_CONTINUE
 
 #: CVODE return flags (SUNDIALS 6, cvode.h) -> plain words. ``{t}`` is where CVODE stopped.
 FLAG_MESSAGES: dict[int, str] = {
@@ -158,6 +161,8 @@ class _Run:
             self.jac_fill = None
             self.jac_buf = np.zeros((n, n))
             self.LS = lib.SUNLinSol_Dense(self.y, self.A, self.ctx)
+        self.nls = self.residual = None
+        self.n_verified = self.n_unconverged = 0
         self.c_rhs = sd.CVRhsFn(self._rhs)
         self.c_jac = sd.CVLsJacFn(self._jac)
         self.c_root = sd.CVRootFn(self._root)
@@ -197,6 +202,55 @@ class _Run:
             return 1
         return 0
 
+    # ------------------------------------------------------------------ Newton check
+    def verify_newton(self, max_iters: int) -> int:
+        """Attach a Newton solver whose convergence test also checks the accepted iterate.
+
+        CVODE accepts the iterate y_(m+1) = y_m + delta_m when delta_m (computed from the
+        residual at y_m) is small, without evaluating the residual at y_(m+1). Where the
+        right-hand side switches (the convective onset at dS/dr = 0), a tiny last correction
+        can move a node across the switch, and y_(m+1) then solves the corrector equation
+        badly. This test runs CVODE's own test first (it keeps CVODE's bookkeeping); when
+        that accepts, it evaluates the residual at y_(m+1), solves for the next correction
+        with the current matrix and accepts only when that correction also passes (else the
+        iteration continues, or fails and CVODE retries with a new Jacobian or a smaller
+        step). Cost: one right-hand side and one band solve per step. Returns CVODE's flag.
+        """
+        lib = self.lib
+        self.nls = lib.SUNNonlinSol_Newton(self.y, self.ctx)
+        flag = lib.CVodeSetNonlinearSolver(self.mem, self.nls)
+        if flag != 0:
+            return flag
+        content = sd.newton_content(self.nls)
+        self._cvode_test = sd.SUNNonlinSolConvTestFn(content.CTest)
+        self._residual_fn = self._lsolve = None  # CVODE attaches them at its first step
+        self.residual = lib.N_VNew_Serial(self.n, self.ctx)
+        self.c_test = sd.SUNNonlinSolConvTestFn(self._checked_test)
+        flag = lib.SUNNonlinSolSetConvTestFn(self.nls, self.c_test, content.ctest_data)
+        return flag or lib.CVodeSetMaxNonlinIters(self.mem, int(max_iters))
+
+    def _checked_test(self, nls, ycor, delta, tol, ewt, data):
+        flag = self._cvode_test(nls, ycor, delta, tol, ewt, data)
+        if flag != 0:
+            return flag
+        if self._lsolve is None:
+            content = sd.newton_content(nls)
+            self._residual_fn = sd.SUNNonlinSolSysFn(content.Sys)
+            self._lsolve = sd.SUNNonlinSolLSolveFn(content.LSolve)
+        res = self.residual
+        flag = self._residual_fn(ycor, res, data)
+        if flag != 0:
+            return flag
+        self.lib.N_VScale(-1.0, res, res)
+        flag = self._lsolve(res, data)
+        if flag != 0:
+            return flag
+        self.n_verified += 1
+        if self.lib.N_VWrmsNorm(res, ewt) <= tol:
+            return 0
+        self.n_unconverged += 1
+        return _NLS_CONTINUE
+
     # ------------------------------------------------------------------ counters
     def counters(self) -> dict:
         info = {}
@@ -209,6 +263,9 @@ class _Run:
             info["LastStep"] = float(step.value)
         if self.lib.CVodeGetLastOrder(self.mem, ctypes.byref(order)) == 0:
             info["LastOrder"] = int(order.value)
+        if self.nls:
+            info["NewtonChecks"] = self.n_verified
+            info["NewtonChecksFailed"] = self.n_unconverged
         return info
 
     def close(self) -> None:
@@ -223,7 +280,10 @@ class _Run:
         if self.A:
             lib.SUNMatDestroy(self.A)
             self.A = None
-        for name in ("y", "atol_vec"):
+        if self.nls:
+            lib.SUNNonlinSolFree(self.nls)
+            self.nls = None
+        for name in ("y", "atol_vec", "residual"):
             if getattr(self, name):
                 lib.N_VDestroy(getattr(self, name))
                 setattr(self, name, None)
@@ -233,7 +293,7 @@ class _Run:
 
 
 def _configure(run: _Run, t0, rtol, atol, *, max_steps, event, first_step, max_step, min_step,
-               max_order, tstop, nonlin_conv_coef, log: _SundialsLog) -> None:
+               max_order, tstop, nonlin_conv_coef, verify_newton, log: _SundialsLog) -> None:
     """Initialise CVODE and set its options; raises ``ValueError`` naming the call that
     rejected its input."""
     lib, mem = run.lib, run.mem
@@ -256,6 +316,8 @@ def _configure(run: _Run, t0, rtol, atol, *, max_steps, event, first_step, max_s
     if run.guard.has_jac:
         check(lib.CVodeSetJacFn(mem, run.c_jac), "CVodeSetJacFn")
     check(lib.CVodeSetMaxNumSteps(mem, int(max_steps)), "CVodeSetMaxNumSteps")
+    if verify_newton:
+        check(run.verify_newton(MAX_NEWTON_ITERS), "the checked Newton solver")
     check(lib.CVodeSetNonlinConvCoef(mem, float(nonlin_conv_coef)), "CVodeSetNonlinConvCoef")
     if event is not None:
         check(lib.CVodeRootInit(mem, 1, run.c_root), "CVodeRootInit")
@@ -287,6 +349,7 @@ def integrate_cvode(
     max_order: int | None = None,
     stop_at_end: bool = True,
     nonlin_conv_coef: float = NONLIN_CONV_COEF,
+    verify_newton: bool = True,
 ) -> IntegrationResult:
     """Integrate with CVODE; see :func:`aragog.solver.backends.integrate` for the arguments.
 
@@ -333,7 +396,8 @@ def integrate_cvode(
         try:
             _configure(run, t_eval[0], rtol, atol, max_steps=max_steps, event=event,
                        first_step=first_step, max_step=max_step, min_step=min_step,
-                       max_order=max_order, tstop=tstop, nonlin_conv_coef=nonlin_conv_coef, log=log)
+                       max_order=max_order, tstop=tstop, nonlin_conv_coef=nonlin_conv_coef,
+                       verify_newton=verify_newton, log=log)
         except ValueError as exc:
             logger.debug("CVODE set-up failed", exc_info=True)
             return result(t_eval[:1], y0[None, :], -22,

@@ -52,6 +52,13 @@ CVRhsFn = ctypes.CFUNCTYPE(_int, _real, _ptr, _ptr, _ptr)
 CVRootFn = ctypes.CFUNCTYPE(_int, _real, _ptr, ctypes.POINTER(_real), _ptr)
 #: int jac(realtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *user_data, N_Vector tmp1..3)
 CVLsJacFn = ctypes.CFUNCTYPE(_int, _real, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr)
+#: int ctest(SUNNonlinearSolver NLS, N_Vector ycor, N_Vector del, realtype tol, N_Vector ewt,
+#:           void *ctest_data)
+SUNNonlinSolConvTestFn = ctypes.CFUNCTYPE(_int, _ptr, _ptr, _ptr, _real, _ptr, _ptr)
+#: int sys(N_Vector ycor, N_Vector F, void *mem)
+SUNNonlinSolSysFn = ctypes.CFUNCTYPE(_int, _ptr, _ptr, _ptr)
+#: int lsolve(N_Vector b, void *mem)
+SUNNonlinSolLSolveFn = ctypes.CFUNCTYPE(_int, _ptr, _ptr)
 #: void eh(int error_code, const char *module, const char *function, char *msg, void *data)
 CVErrHandlerFn = ctypes.CFUNCTYPE(None, _int, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, _ptr)
 
@@ -88,6 +95,14 @@ _SIGNATURES = {
     "CVodeSetMaxOrd": (_int, [_ptr, _int]),
     "CVodeSetNonlinConvCoef": (_int, [_ptr, _real]),
     "CVodeRootInit": (_int, [_ptr, _int, CVRootFn]),
+    "CVodeSetNonlinearSolver": (_int, [_ptr, _ptr]),
+    "CVodeSetMaxNonlinIters": (_int, [_ptr, _int]),
+    "SUNNonlinSol_Newton": (_ptr, [_ptr, _ptr]),
+    "SUNNonlinSolSetConvTestFn": (_int, [_ptr, SUNNonlinSolConvTestFn, _ptr]),
+    "SUNNonlinSolGetCurIter": (_int, [_ptr, ctypes.POINTER(_int)]),
+    "SUNNonlinSolFree": (_int, [_ptr]),
+    "N_VWrmsNorm": (_real, [_ptr, _ptr]),
+    "N_VScale": (None, [_real, _ptr, _ptr]),
     "CVode": (_int, [_ptr, _real, _ptr, ctypes.POINTER(_real), _int]),
 }
 
@@ -100,6 +115,24 @@ for _name in COUNTERS:
     _SIGNATURES["CVodeGet" + _name] = (_int, [_ptr, ctypes.POINTER(_long)])
 _SIGNATURES["CVodeGetLastStep"] = (_int, [_ptr, ctypes.POINTER(_real)])
 _SIGNATURES["CVodeGetLastOrder"] = (_int, [_ptr, ctypes.POINTER(_int)])
+
+
+class NewtonContent(ctypes.Structure):
+    """The head of ``struct _SUNNonlinearSolverContent_Newton`` (sunnonlinsol_newton.h,
+    SUNDIALS 6): the functions CVODE attaches to its Newton solver."""
+
+    _fields_ = [
+        ("Sys", _ptr), ("LSetup", _ptr), ("LSolve", _ptr), ("CTest", _ptr), ("delta", _ptr),
+        ("jcur", _int), ("curiter", _int), ("maxiters", _int), ("niters", _long),
+        ("nconvfails", _long), ("ctest_data", _ptr),
+    ]
+
+
+def newton_content(nls: int) -> NewtonContent:
+    """The content of a SUNNonlinSol_Newton object (its first member is the content
+    pointer: ``struct _generic_SUNNonlinearSolver { void *content; ... }``)."""
+    content = ctypes.cast(nls, ctypes.POINTER(_ptr))[0]
+    return ctypes.cast(content, ctypes.POINTER(NewtonContent))[0]
 
 
 def _candidates() -> list[str]:
