@@ -130,6 +130,8 @@ def integrate(
     if y0.shape != (int(problem.n),):
         raise ValueError(f"integrate: y0 has shape {y0.shape}, the problem has n = {problem.n}")
 
+    if nonlin_conv_coef is not None and not 0.0 < float(nonlin_conv_coef) < 1.0:
+        raise ValueError(f"integrate: nonlin_conv_coef must be in (0, 1), got {nonlin_conv_coef!r}")
     if name == "cvode" and not cvode_available():
         fallback = "scipy-bdf"
         text = (
