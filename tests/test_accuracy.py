@@ -55,10 +55,12 @@ def tool():
 
 
 @pytest.fixture(scope="module")
-def abe_solver(tool):
-    """One solver for abe_mixed (input/abe_mixed.toml), compared at 5 output times."""
-    return tool.make_solver(tool.Scenario("abe_mixed", INPUT / "abe_mixed.toml", dict(STEP_BUDGET)),
-                            output_points=5)
+def abe(tool):
+    """One solver for abe_mixed (input/abe_mixed.toml), compared at 5 output times, and the
+    config's kappah_floor."""
+    solver = tool.make_solver(tool.Scenario("abe_mixed", INPUT / "abe_mixed.toml", dict(STEP_BUDGET)),
+                              output_points=5)
+    return solver, solver.parameters.energy.kappah_floor
 
 
 def assert_accurate(tool, case: dict, ref: dict, what: str) -> None:
@@ -73,17 +75,15 @@ def assert_accurate(tool, case: dict, ref: dict, what: str) -> None:
 
 
 @pytest.mark.parametrize("floor", ["default", 0.0, 1.0e3])
-def test_abe_mixed_default_integrator_within_1e3(tool, abe_solver, floor):
+def test_abe_mixed_default_integrator_within_1e3(tool, abe, floor):
     """abe_mixed (two-phase, separation and mixing, 200 yr) with energy.kappah_floor at the
     config's default (10 m2/s), 0 and 1e3: the default integrator is right at 1e-6."""
-    params = abe_solver.parameters
-    if not hasattr(abe_solver, "_floor_default"):
-        abe_solver._floor_default = params.energy.kappah_floor
-    params.energy.kappah_floor = abe_solver._floor_default if floor == "default" else floor
-    ref = tool.run_single(abe_solver, "bdf", "jax", REF_TOL)
-    case = tool.run_single(abe_solver, *tool.INTEGRATORS[tool.DEFAULT_PATH], TOL)
-    assert case["times"][-1] == pytest.approx(200.0)
-    assert_accurate(tool, case, ref, f"abe_mixed, kappah_floor = {params.energy.kappah_floor:g}")
+    solver, default_floor = abe
+    solver.parameters.energy.kappah_floor = default_floor if floor == "default" else floor
+    ref = tool.run_single(solver, "bdf", "jax", REF_TOL)
+    case = tool.run_single(solver, *tool.INTEGRATORS[tool.DEFAULT_PATH], TOL)
+    assert_accurate(tool, case, ref, f"abe_mixed, kappah_floor = {solver.parameters.energy.kappah_floor:g}")
+    assert case["times"][-1] == pytest.approx(200.0) and len(case["times"]) == 5
 
 
 def test_coupled_loop_default_integrator_within_1e3(tool):
@@ -97,5 +97,5 @@ def test_coupled_loop_default_integrator_within_1e3(tool):
     ref = tool.run_coupled(solver, sc.coupled, "bdf", "jax", REF_TOL)
     assert ref["phi_final"] < 0.95  # ... and the loop cools through the liquidus
     case = tool.run_coupled(solver, sc.coupled, *tool.INTEGRATORS[tool.DEFAULT_PATH], TOL)
-    assert len(case["times"]) == sc.coupled["solves"]
     assert_accurate(tool, case, ref, "coupled loop")
+    assert len(case["times"]) == sc.coupled["solves"]

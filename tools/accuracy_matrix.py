@@ -342,7 +342,8 @@ def main(argv=None) -> int:
     ap.add_argument("--ref-tol", type=float,
                     help="reference tolerance for every scenario (default 1e-11, constant 1e-10; --fast 1e-10)")
     ap.add_argument("--ref-methods", default="bdf,cvode",
-                    help="reference integrators: the first is the reference, the second checks it (bdf, radau, cvode)")
+                    help="reference integrators (bdf, radau, cvode): the first is the reference, "
+                         "the second checks it")
     ap.add_argument("--demo-end", type=float, help="shorten demo and rtmelt to this end time [yr]")
     ap.add_argument("--output-points", type=int, default=5, help="output times compared per single solve")
     ap.add_argument("--report", metavar="JSON", help="print the tables of a saved --json file (runs nothing)")
@@ -360,6 +361,8 @@ def main(argv=None) -> int:
     tols = parse_list(args.tols, float) if args.tols else ([1e-6, 1e-8] if args.fast else list(TOLS))
     default_ref_tol = 1e-10 if args.fast else 1e-11
     ref_methods = parse_list(args.ref_methods)
+    if not ref_methods or not set(ref_methods) <= {"bdf", "radau", "cvode"}:
+        ap.error(f"--ref-methods: choose from bdf, radau, cvode, got {args.ref_methods!r}")
 
     meta = dict(argv=sys.argv[1:] if argv is None else list(argv), tols=tols,
                 ref_tol=args.ref_tol or default_ref_tol,
