@@ -5,8 +5,8 @@ and upper bandwidth ``mu`` is stored as ``band`` of shape ``(ml + mu + 1, n)`` w
 
     band[mu + i - j, j] = J[i, j]        for  -mu <= i - j <= ml,
 
-entries of ``band`` that fall outside the matrix (``i < 0`` or ``i >= n``) are zero. This is
-the layout scikits.odes hands to a CVODE ``'band'`` Jacobian callback, and it is the data
+entries of ``band`` that fall outside the matrix (``i < 0`` or ``i >= n``) are zero. The
+CVODE back end copies it column by column into a SUNDIALS band matrix, and it is the data
 of a :class:`scipy.sparse.dia_matrix` with offsets ``mu - d`` for band row ``d``.
 
 :func:`banded_jacobian` computes the band with ``c = ml + mu + 1`` Jacobian-vector
