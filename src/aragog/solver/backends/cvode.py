@@ -360,7 +360,8 @@ def integrate_cvode(
     most internal steps between two consecutive output times (0: CVODE's default 500;
     negative: no limit). ``stop_at_end`` sets CVODE's stop time to ``t_eval[-1]`` so the
     right-hand side is never evaluated past the end. ``nonlin_conv_coef`` is CVODE's
-    nonlinear convergence coefficient (module docstring).
+    nonlinear convergence coefficient; ``verify_newton`` checks every accepted Newton
+    iterate (:meth:`_Run.verify_newton`; module docstring for why both are needed).
     """
     wall0 = time.perf_counter()
     if linsolver not in ("band", "dense"):
