@@ -512,7 +512,7 @@ def test_did_you_mean(tmp_path: Path) -> None:
     path = write(tmp_path, EXAMPLE.replace("number_of_nodes", "number_of_node"))
     with pytest.raises(ConfigError) as info:
         load_config(path)
-    assert str(info.value) == "unknown key `mesh.number_of_node`; did you mean `number_of_nodes`?"
+    assert str(info.value) == f"{path}: unknown key `mesh.number_of_node`; did you mean `number_of_nodes`?"
     with pytest.raises(ConfigError, match=re.escape("unknown section `[solvr]`; did you mean `[solver]`?")):
         load_config(write(tmp_path, EXAMPLE.replace("[solver]", "[solvr]")))
     with pytest.raises(ConfigError, match=r"unknown key `energy\.zzz`; valid keys: conduction, convection"):

@@ -1,9 +1,10 @@
-"""aragog configuration: TOML file → typed, validated, mutable parameters.
+"""aragog configuration: TOML or INI (.cfg) file → typed, validated, mutable parameters.
 
->>> from aragog.config import load_config, to_toml
+>>> from aragog.config import load_config, read_config_file, to_toml
 >>> params = load_config("input/earth.toml", overrides={"mesh.number_of_nodes": 80})
 >>> params.solver.end_time = 2.0e6        # mutable: a coupling framework changes inputs
 >>> params.validate()                     # re-checks everything; raises ConfigError
+>>> raw = read_config_file("old.cfg")        # {section: {key: value}} of either syntax
 
 The keys, defaults and units are in ``docs/config.md`` (generated from :mod:`.schema`).
 This package does not import JAX.
@@ -11,7 +12,7 @@ This package does not import JAX.
 
 from __future__ import annotations
 
-from .loader import build_parameters, load_config, parse_overrides
+from .loader import build_parameters, config_syntax, load_config, parse_overrides, read_config_file
 from .params import (
     BoundaryConditionsParams,
     EnergyParams,
@@ -29,6 +30,8 @@ from .toml_writer import to_toml
 
 __all__ = [
     "load_config",
+    "read_config_file",
+    "config_syntax",
     "parse_overrides",
     "build_parameters",
     "to_toml",

@@ -72,7 +72,30 @@ def _is_bool(value: Any) -> bool:
     return dtype is not None and getattr(dtype, "kind", "") == "b" and getattr(value, "ndim", 1) == 0
 
 
+#: Phase properties the EOS tables supply (the [phase_*] number is used only with
+#: phase_mixed.const_properties); the others are used as given.
+_TABLE_PROPERTIES = {"density": "density", "heat_capacity": "heat capacity",
+                     "thermal_expansivity": "thermal expansivity"}
+
+
+def _phase_file_message(path: str, value: str) -> str:
+    """The error for a file name given as a ``[phase_liquid]``/``[phase_solid]`` property
+    (earlier aragog versions read P-T lookup tables there; this one does not)."""
+    section, key = path.split(".", 1)
+    head = f"`{path}` = '{value}': a lookup-table file is not read for a phase property in this version"
+    if key in _TABLE_PROPERTIES:
+        return (f"{head}; the {_TABLE_PROPERTIES[key]} comes from the P-S EOS tables (`[eos] dir`, or the "
+                f"bundled model; docs/eos_tables.md), so put the P-dependent values there and give a number "
+                f"here (used only with `phase_mixed.const_properties`)")
+    return f"{head}; give a constant number"
+
+
 def _as_float(path: str, value: Any) -> float:
+    if isinstance(value, str) and path.startswith(("phase_liquid.", "phase_solid.")) and value.strip():
+        try:
+            float(value)
+        except ValueError:
+            raise ConfigError(_phase_file_message(path, value)) from None
     if _is_bool(value) or not isinstance(value, numbers.Real):
         raise ConfigError(f"`{path}` must be a number, got '{fmt(value)}'")
     result = float(value)

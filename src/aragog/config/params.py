@@ -11,8 +11,9 @@ a coupling framework can change inputs between solves::
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
-import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 from aragog.errors import ConfigError
 
 from .checks import check_range, coerce_and_check, fmt
+from .normalise import Overrides, apply_overrides, check_required, normalise, resolve_path, resolve_paths
 from .schema import CONST_KEYS, RADIONUCLIDE_KEYS, RADIONUCLIDE_PREFIX, SCHEMA, SECTION_ORDER, keys_of
 
 __all__ = [
@@ -36,6 +38,8 @@ __all__ = [
     "Parameters",
     "SECTION_CLASSES",
 ]
+
+logger = logging.getLogger("aragog.config")
 
 
 def _f(section: str, name: str) -> Any:
@@ -217,16 +221,6 @@ for _name, _cls in SECTION_CLASSES.items():
     assert [f.name for f in dataclasses.fields(_cls)] == list(SCHEMA[_name]), _name
 
 
-def _resolve_path(value: str, base_dir: Path) -> str:
-    """A relative path against ``base_dir`` (``~`` expanded); ``""`` stays ``""``."""
-    if not value:
-        return value
-    path = os.path.expanduser(value)
-    if os.path.isabs(path):
-        return path
-    return os.path.normpath(os.path.join(base_dir, path))
-
-
 def validate_section(label: str, obj: Any, base_dir: Path | None = None, keys: dict | None = None) -> None:
     """Coerce and range-check every field of a section object in place.
 
@@ -240,7 +234,7 @@ def validate_section(label: str, obj: Any, base_dir: Path | None = None, keys: d
     for name, key in keys.items():
         value = coerce_and_check(f"{label}.{name}", key, getattr(obj, name))
         if key.kind == "path" and base_dir is not None:
-            value = _resolve_path(value, base_dir)
+            value = resolve_path(value, base_dir)
         setattr(obj, name, value)
 
 
@@ -364,19 +358,43 @@ class Parameters:
         return out
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any], base_dir: str | Path | None = None) -> Parameters:
-        """Build and validate parameters from a TOML-shaped dict (as a config file reads).
+    def from_dict(cls, d: Mapping[str, Any], base_dir: str | Path | None = None,
+                  overrides: Overrides = None, config_path: Path | None = None) -> Parameters:
+        """Build and validate parameters from a config-shaped dict (as a config file reads).
 
         Args:
-            d: ``{section: {key: value}}``; legacy keys are handled as in a file.
-            base_dir: folder for relative paths (default: the working directory).
+            d: ``{section: {key: value}}`` (not modified); legacy keys are handled as in a
+                file (:mod:`.normalise`).
+            base_dir: folder for relative paths in ``d`` (default: the working directory).
+            overrides: ``{"mesh.number_of_nodes": 80}`` or ``"section.key=value"`` strings.
+            config_path: recorded in the result.
 
         Raises:
             ConfigError: as :func:`aragog.config.load_config`.
         """
-        from .loader import build_parameters
-
-        return build_parameters(d, base_dir=base_dir)
+        base = Path(base_dir).expanduser().absolute() if base_dir is not None else Path.cwd()
+        if not isinstance(d, Mapping):
+            raise ConfigError(f"a config must be a table of sections, got {type(d).__name__}")
+        data = normalise(d)
+        resolve_paths(data, base)
+        apply_overrides(data, overrides)
+        check_required(data)
+        sections = {name: sec_cls(**data.get(name, {})) for name, sec_cls in SECTION_CLASSES.items()}
+        nuclides = []
+        for section, values in data.items():
+            if section.startswith(RADIONUCLIDE_PREFIX):
+                nuclide = RadionuclideParams(**values)
+                validate_section(section, nuclide)  # messages name the section as written
+                if nuclide.name != section[len(RADIONUCLIDE_PREFIX):]:
+                    logger.warning("`[%s]` has name = '%s'; the radionuclide is known (and written) as "
+                                   "[%s%s]", section, nuclide.name, RADIONUCLIDE_PREFIX, nuclide.name)
+                nuclides.append(nuclide)
+        params = cls(**sections, radionuclides=nuclides, config_path=config_path)
+        params.validate()
+        if params.energy.radionuclides and not params.radionuclides:
+            logger.warning("`energy.radionuclides` = true but there is no [radionuclide_NAME] section: "
+                           "no radiogenic heating")
+        return params
 
 
 def _section_dict(obj: Any) -> dict[str, Any]:
