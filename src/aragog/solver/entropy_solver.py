@@ -59,7 +59,7 @@ class EntropySolver:
     """
 
     def __init__(self, params, *, eos_dir: str | Path | None = None):
-        self.parameters = params
+        self._params = params  # native Parameters (see the ``parameters`` property)
         self.eos_dir = eos_dir
         self._pair: JitPair | BlockPrograms | None = None  # the compiled programs in use
         self._key = None
@@ -73,11 +73,22 @@ class EntropySolver:
         self._bound = None
         self._S: np.ndarray | None = None  # cell entropy [J/kg/K]
         self._dSdr_cmb: float | None = None  # energy-balance slot [J/kg/K/m]
+        self._T_core: float | None = None  # bower2018 slot [K]; None: the bottom cell's T
         self._time: float | None = None  # model time of the state [yr]
         self._records: list[tuple[np.ndarray, np.ndarray, object]] = []  # (t yr, y, inputs)
         self._last: dict | None = None
         self._initial_stats = {"traces": 0, "compiles": 0, "loads": 0, "trace_seconds": 0.0,
                                "compile_seconds": 0.0, "calls": 0, "call_seconds": 0.0, "source": "none"}
+
+    @property
+    def parameters(self):
+        """The :class:`aragog.config.Parameters` of this solver: change values here between
+        solves, then call :meth:`reset`."""
+        return self._params
+
+    @parameters.setter
+    def parameters(self, params) -> None:
+        self._params = params
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -91,7 +102,7 @@ class EntropySolver:
         """Build everything (:meth:`reset`) and set the initial state from ``[initial_condition]``."""
         self.reset()
         self._records.clear()
-        ic = self.parameters.initial_condition
+        ic = self._params.initial_condition
         n = self.n_cells
         mesh = self._inputs.mesh
         if ic.initial_condition == 2:
@@ -104,7 +115,8 @@ class EntropySolver:
             S = np.full(n, self.entropy_at(ic.surface_temperature, float(mesh.P_basic[-1])))
         self._S = np.asarray(S, dtype=np.float64)
         self._dSdr_cmb = 0.0
-        self._time = float(self.parameters.solver.start_time)
+        self._T_core = None
+        self._time = float(self._params.solver.start_time)
         self._last = None
         return self
 
@@ -112,7 +124,7 @@ class EntropySolver:
         """Re-validate the parameters and refresh every derived input (mesh, tables, boundary
         values, heating, ...). Builds new compiled programs only when the static key changed
         (state size, boundary modes, physics switches, table identity, array shapes)."""
-        params = self.parameters.validate()
+        params = self._params.validate()
         mode = params.solver.compile_mode
         options = _inputs.physics_options(params)
         mesh = self._mesh(params)
@@ -236,7 +248,8 @@ class EntropySolver:
     def set_initial_entropy(self, S) -> None:
         """Set the state: a scalar (an isentrope: the same entropy in every cell) or one value
         per cell [J/kg/K]. The energy-balance slot keeps its value (see
-        :meth:`set_initial_dSdr_cmb`)."""
+        :meth:`set_initial_dSdr_cmb`), and so does T_core with core_bc "bower2018" (see
+        :meth:`set_initial_core_temperature`)."""
         self._require_inputs()
         n = self.n_cells
         arr = np.asarray(S, dtype=np.float64)
@@ -250,7 +263,7 @@ class EntropySolver:
         if self._dSdr_cmb is None:
             self._dSdr_cmb = 0.0
         if self._time is None:
-            self._time = float(self.parameters.solver.start_time)
+            self._time = float(self._params.solver.start_time)
 
     def set_initial_dSdr_cmb(self, value: float) -> None:
         """Set the energy-balance slot, dS/dr at the CMB [J/kg/K/m] (default: carried over
@@ -259,6 +272,16 @@ class EntropySolver:
         if not np.isfinite(value):
             raise ConfigError(f"dSdr_cmb must be finite, got {value}")
         self._dSdr_cmb = value
+
+    def set_initial_core_temperature(self, value: float | None) -> None:
+        """Set the T_core slot of core_bc "bower2018" [K] (default: carried over from the
+        previous solve; after :meth:`initialize`, or with ``None``, the bottom cell's
+        temperature at the next solve, so the CMB flux starts at 0)."""
+        if value is not None:
+            value = float(value)
+            if not (np.isfinite(value) and value > 0.0):
+                raise ConfigError(f"core temperature must be finite and > 0 K, got {value}")
+        self._T_core = value
 
     def _require_inputs(self):
         if self._inputs is None:
@@ -271,6 +294,12 @@ class EntropySolver:
         y = self._S / float(sc.S)
         if self._options.energy_balance:
             y = np.concatenate([[self._dSdr_cmb / float(sc.dSdr)], y])
+        elif self._options.core_temperature_slot:
+            if self._T_core is None:  # the bottom cell's temperature (placeholder slot 1)
+                t = self._time if self._time is not None else 0.0
+                d = self._bound.call("diagnostics", t, np.concatenate([[1.0], y]))
+                self._T_core = float(d.T[0])
+            y = np.concatenate([[self._T_core / float(sc.T)], y])
         return y
 
     # ------------------------------------------------------------------ solve
@@ -281,7 +310,7 @@ class EntropySolver:
         is the last one the integrator reached)."""
         self._require_inputs()
         wall0 = time.perf_counter()
-        sp = self.parameters.solver
+        sp = self._params.solver
         t0, t1 = float(sp.start_time), float(sp.end_time)
         y0 = self._y0()
         bound = self._bound
@@ -289,7 +318,7 @@ class EntropySolver:
         if sp.jacobian == "fd":
             problem = _NoJacobian(bound)
         event = None
-        cap = float(self.parameters.energy.phi_step_cap)
+        cap = float(self._params.energy.phi_step_cap)
         if cap > 0:
             phi_fn = bound.scalar_fn("melt_fraction")
             phi0 = phi_fn(t0, y0)
@@ -322,7 +351,9 @@ class EntropySolver:
         if len(t_out) > 0:  # a failed solve still moves to the last state reached
             S, slot = self._split(y_final)
             self._S, self._time = S, t_final
-            if slot is not None:
+            if self._options.core_temperature_slot:
+                self._T_core = slot
+            elif slot is not None:
                 self._dSdr_cmb = slot
         self._last = {
             "status": int(status), "message": message, "t0": t0, "t_final": float(t_final),
@@ -336,6 +367,8 @@ class EntropySolver:
         sc = self._inputs.scales
         if self._options.energy_balance:
             return np.asarray(y[1:]) * float(sc.S), float(y[0]) * float(sc.dSdr)
+        if self._options.core_temperature_slot:
+            return np.asarray(y[1:]) * float(sc.S), float(y[0]) * float(sc.T)
         return np.asarray(y) * float(sc.S), None
 
     # ------------------------------------------------------------------ results
@@ -343,7 +376,7 @@ class EntropySolver:
         """The current state as a :class:`SolverOutput` (after :meth:`solve`, its status)."""
         self._require_inputs()
         y = self._y0()
-        t = self._time if self._time is not None else float(self.parameters.solver.start_time)
+        t = self._time if self._time is not None else float(self._params.solver.start_time)
         d = self._bound.call("diagnostics", t, y)
         self._log_compiles()
         last = self._last or {"status": 0, "message": "not integrated yet", "t0": t, "t_final": t,
@@ -354,7 +387,7 @@ class EntropySolver:
             dt_actual=float(last["t_final"] - last["t0"]),
             **_as_output_fields(d, self._inputs, self._options),
             nfev=res.nfev if res else 0, njev=res.njev if res else 0, nsteps=res.nsteps if res else 0,
-            integrator=res.integrator if res else _METHODS[self.parameters.solver.method],
+            integrator=res.integrator if res else _METHODS[self._params.solver.method],
             wall_seconds=float(last["wall"]),
         )
 
@@ -431,17 +464,17 @@ class EntropySolver:
         times = np.array([r[0] for r in rows])
         outs = [_as_output_fields(d, inp, self._options) for _, d, inp in rows]
         scalars = {k: np.array([o[k] for o in outs]) for k in SCALAR_FIELDS if outs[0].get(k) is not None}
-        snap = select_snapshots(times, int(self.parameters.output.snapshots))
+        snap = select_snapshots(times, int(self._params.output.snapshots))
         profiles = {k: np.stack([outs[i][k] for i in snap]) for k in STAGGERED_FIELDS + BASIC_FIELDS}
         mesh = self._records[-1][2].mesh
         last = self._last or {}
         res = last.get("result")
         attrs = {
             "aragog_version": __version__,
-            "integrator": res.integrator if res else _METHODS[self.parameters.solver.method],
+            "integrator": res.integrator if res else _METHODS[self._params.solver.method],
             "status": int(last.get("status", 0)),
             "message": str(last.get("message", "")),
-            "config": to_toml(self.parameters),
+            "config": to_toml(self._params),
         }
         return RunHistory(time=times, scalars=scalars, snapshot_time=times[snap], profiles=profiles,
                           r_stag=np.asarray(mesh.r_stag), r_basic=np.asarray(mesh.r_basic), attrs=attrs)
