@@ -61,6 +61,36 @@ def test_no_isotopes_means_no_heating():
     assert float(ph.radiogenic_energy(0.0, 1e15, h)) == 0.0
 
 
+def _with_extinct(earth):
+    """The Earth isotopes plus Al26 and Fe60 with abundance = concentration = 0, given at
+    t0 = 4.55 Gyr (the upstream configs): exp(ln2 t0/tau) overflows for both."""
+    yr = ph.SECONDS_PER_YEAR
+    cat = lambda a, extra: jnp.concatenate([jnp.asarray(a), jnp.asarray(extra, dtype=jnp.float64)])  # noqa: E731
+    return dataclasses.replace(
+        earth, heat_production=cat(earth.heat_production, [0.3583, 3.6579e-2]),
+        abundance=cat(earth.abundance, [0.0, 0.0]), concentration=cat(earth.concentration, [0.0, 0.0]),
+        half_life=cat(earth.half_life, [0.717e6 * yr, 2.62e6 * yr]),
+        t0=cat(earth.t0, [4.55e9 * yr, 4.55e9 * yr]))
+
+
+def test_zero_amplitude_isotope_contributes_exactly_zero(earth):
+    both = _with_extinct(earth)
+    for t in (0.0, 1e6 * ph.SECONDS_PER_YEAR, GYR):
+        assert float(ph.radiogenic_heating(t, both)) == float(ph.radiogenic_heating(t, earth))
+        assert float(ph.radiogenic_energy(t, t + GYR, both)) == float(ph.radiogenic_energy(t, t + GYR, earth))
+    # compiled, and differentiated in time: finite (the mask also guards the derivative)
+    H = jax.jit(ph.radiogenic_heating)(jnp.float64(0.0), both)
+    dH = jax.grad(lambda t: ph.radiogenic_heating(t, both))(jnp.float64(0.0))
+    E = jax.jit(ph.radiogenic_energy)(jnp.float64(0.0), jnp.float64(GYR), both)
+    assert np.isfinite(float(H)) and np.isfinite(float(dH)) and np.isfinite(float(E))
+    assert float(dH) == pytest.approx(float(jax.grad(lambda t: ph.radiogenic_heating(t, earth))(0.0)), rel=1e-14)
+    # a heat_production of 0 (with abundance and concentration set) masks the same way
+    zero_h = dataclasses.replace(both, heat_production=both.heat_production.at[-2:].set(0.0),
+                                 abundance=both.abundance.at[-2:].set(1e-5),
+                                 concentration=both.concentration.at[-2:].set(1e4))
+    assert float(ph.radiogenic_heating(0.0, zero_h)) == float(ph.radiogenic_heating(0.0, earth))
+
+
 def test_cell_heating_switches(earth):
     tidal = dataclasses.replace(earth, tidal=jnp.arange(4.0) * 1e-9)
     H, Hr, Ht = ph.cell_heating(0.0, tidal, 4, radionuclides=True, tidal=True)

@@ -74,6 +74,24 @@ def test_descending_rows_and_comments(tmp_path):
     assert read_structure_file(down)[0, 0] == pytest.approx(R_CMB, rel=1e-15)
 
 
+def test_extra_columns_ignored(tmp_path):
+    # Zalmoxis writes a fifth column; the first four (r, P, rho, g) are used, as upstream.
+    four = write_aw_file(tmp_path / "four.dat", n_rows=101)
+    rows = np.loadtxt(four)
+    five = tmp_path / "five.dat"
+    np.savetxt(five, np.column_stack([rows, np.linspace(4000.0, 1500.0, rows.shape[0])]),
+               header="r P rho g T", comments="# ")
+    np.testing.assert_array_equal(read_structure_file(five), read_structure_file(four))
+    a = build_mesh(R_EARTH, R_CMB, 11, core_density=RHO_CORE, structure=StructureProfile.from_file(four)).to_numpy()
+    b = build_mesh(R_EARTH, R_CMB, 11, core_density=RHO_CORE, structure=StructureProfile.from_file(five)).to_numpy()
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+    # extra columns are not parsed: a label there is fine, a bad number in the first four is not
+    labelled = tmp_path / "labelled.dat"
+    labelled.write_text("".join(f"{line} mantle\n" for line in four.read_text().splitlines() if line[:1] != "#"))
+    np.testing.assert_array_equal(read_structure_file(labelled), read_structure_file(four))
+
+
 def test_constant_density_and_linear_gravity_exact(tmp_path):
     # PCHIP reproduces constant and linear data exactly, so ρ̃ ≡ ρ0 and the mass is
     # 4/3 π ρ0 (r³ − r_c³), ξ = r (mass mesh = radius mesh), g linear. Tolerances: rounding.
@@ -107,8 +125,9 @@ def test_file_not_covering_mesh(tmp_path):
 @pytest.mark.parametrize(
     "text, pattern",
     [
-        ("1 2 3\n4 5 6\n", r"line 1: expected 4 columns \(r P rho g\), found 3"),
-        ("1 2 3 4\n5 6 7 8 9\n", r"line 2: expected 4 columns.*found 5"),
+        ("1 2 3\n4 5 6\n", r"line 1: expected at least 4 columns \(r P rho g; further columns are ignored\), found 3"),
+        ("1 2 3 4\n5 6 7 8 9\n", r"line 2: found 5 columns, the rows before have 4"),
+        ("1 2 3 4 5\n5 6 7 8\n", r"line 2: found 4 columns, the rows before have 5"),
         ("1 2 3 4\n5 6 x 8\n", r"line 2: not a number"),
         ("1 2 3 4\n2 nan 3 4\n", r"non-finite P = nan in data row 2"),
         ("1 2 3 4\n2 3 inf 4\n", r"non-finite rho = inf"),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -297,6 +298,8 @@ class Parameters:
             if nuclide.name in seen:
                 raise ConfigError(f"radionuclide name '{nuclide.name}' is used twice; names must be unique")
             seen.add(nuclide.name)
+        if self.energy.radionuclides:
+            _check_decay_factors(self.radionuclides, self.solver.start_time)
         self._check_consistency()
         return self
 
@@ -395,6 +398,35 @@ class Parameters:
             logger.warning("`energy.radionuclides` = true but there is no [radionuclide_NAME] section: "
                            "no radiogenic heating")
         return params
+
+
+#: Largest x with a finite exp(x) in float64.
+_LOG_MAX = math.log(sys.float_info.max)
+#: ppm -> mass fraction (radionuclide concentrations).
+PPM_FRACTION = 1.0e-6
+
+
+def _check_decay_factors(nuclides: list[RadionuclideParams], start_time: float) -> None:
+    """Reject a radionuclide whose heating is not finite at ``start_time`` [yr].
+
+    The heating is h a c 1e-6 exp(ln2 (t0_years - t)/half_life_years), largest at the
+    start. A zero amplitude h a c contributes exactly 0 (the physics masks its factor, so
+    an extinct isotope may carry any t0_years); a non-zero one needs a finite factor.
+    """
+    for nuclide in nuclides:
+        amplitude = nuclide.heat_production * nuclide.abundance * nuclide.concentration
+        if amplitude == 0.0:
+            continue
+        x = math.log(2.0) * (nuclide.t0_years - start_time) / nuclide.half_life_years
+        if x > _LOG_MAX or math.log(amplitude) + math.log(PPM_FRACTION) + x > _LOG_MAX:
+            section = f"{RADIONUCLIDE_PREFIX}{nuclide.name}"
+            raise ConfigError(
+                f"`[{section}]`: the heating is not finite at solver.start_time = {fmt(float(start_time))} yr: "
+                f"the decay factor exp(ln2 (t0_years - start_time)/half_life_years) = exp({x:.4g}) overflows float64 "
+                f"(`{section}.t0_years` = {fmt(nuclide.t0_years)}, `{section}.half_life_years` = "
+                f"{fmt(nuclide.half_life_years)}) and the amplitude heat_production x abundance x "
+                f"concentration is not 0; set `{section}.abundance` or `{section}.concentration` to 0, "
+                f"or give t0_years closer to the start time")
 
 
 def _section_dict(obj: Any) -> dict[str, Any]:

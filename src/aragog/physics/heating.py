@@ -9,6 +9,11 @@ h_n heat production per kg of isotope [W/kg], a_n isotope abundance (isotope/ele
 c_n element mass fraction, tau_n half life, t0_n the model time at which c_n is given
 (for the Earth defaults, the present day: 4.55 Gyr after the model start), t the model
 time [s]. Its closed-form time integral is :func:`radiogenic_energy`.
+
+An isotope with a zero amplitude h_n a_n c_n contributes exactly 0 at every time, even
+where its decay factor overflows (an extinct isotope such as Al26 with abundance 0, given
+at t0 = 4.55 Gyr with a 0.7 Myr half life: exp(4400)). A non-zero amplitude whose factor
+overflows at the start time is rejected by the config check (docs/config.md).
 """
 
 from __future__ import annotations
@@ -65,12 +70,21 @@ def _amplitude(heating: HeatingParams):
             * (jnp.asarray(heating.concentration, dtype=jnp.float64) * PPM))
 
 
+def _masked(amplitude, x):
+    """The decay exponent ``x`` where the amplitude is non-zero, else 0: an isotope with a
+    zero amplitude (an extinct one, abundance = 0) contributes exactly 0, also where
+    exp(x) overflows (0 × inf would be NaN; the mask keeps its derivatives finite too)."""
+    return jnp.where(amplitude != 0.0, x, 0.0)
+
+
 def radiogenic_heating(t_seconds, heating: HeatingParams):
     """Radiogenic heating H(t) [W/kg] at model time ``t_seconds`` [s] (any shape: the sum
-    over the K isotopes is taken on a trailing axis). K = 0 gives 0."""
+    over the K isotopes is taken on a trailing axis). K = 0 gives 0; an isotope with zero
+    amplitude h a c gives exactly 0."""
     t = jnp.asarray(t_seconds, dtype=jnp.float64)[..., None]
-    decay = jnp.exp(_LN2 * (heating.t0 - t) / heating.half_life)
-    return jnp.sum(_amplitude(heating) * decay, axis=-1)
+    amplitude = _amplitude(heating)
+    decay = jnp.exp(_masked(amplitude, _LN2 * (heating.t0 - t) / heating.half_life))
+    return jnp.sum(amplitude * decay, axis=-1)
 
 
 def radiogenic_energy(t0, t1, heating: HeatingParams):
@@ -83,9 +97,10 @@ def radiogenic_energy(t0, t1, heating: HeatingParams):
     t0 = jnp.asarray(t0, dtype=jnp.float64)[..., None]
     t1 = jnp.asarray(t1, dtype=jnp.float64)[..., None]
     tau = heating.half_life
-    x0 = _LN2 * (heating.t0 - t0) / tau
-    dx = _LN2 * (t0 - t1) / tau  # x1 - x0 from the times themselves (no cancellation)
-    per = _amplitude(heating) * (tau / _LN2) * (-jnp.exp(x0) * jnp.expm1(dx))
+    amplitude = _amplitude(heating)
+    x0 = _masked(amplitude, _LN2 * (heating.t0 - t0) / tau)
+    dx = _masked(amplitude, _LN2 * (t0 - t1) / tau)  # x1 - x0 from the times themselves (no cancellation)
+    per = amplitude * (tau / _LN2) * (-jnp.exp(x0) * jnp.expm1(dx))
     return jnp.sum(per, axis=-1)
 
 

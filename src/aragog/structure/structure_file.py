@@ -2,11 +2,13 @@
 
 This is how a structure solver hands a self-consistent mantle to aragog (PHYSICS.md,
 "Static structure"). File format: whitespace-separated text, ``#`` starts a comment,
-four columns per row
+at least four columns per row, the first four being
 
     r [m]   P [Pa]   ρ [kg/m³]   g [m/s²]
 
-in either radial order, r strictly monotone. P, ρ and g are interpolated to the mesh
+in either radial order, r strictly monotone. Further columns (Zalmoxis writes a fifth)
+are ignored, as earlier aragog versions did; every row must have the same number of
+columns. P, ρ and g are interpolated to the mesh
 nodes with monotone piecewise-cubic Hermite interpolation (PCHIP, Fritsch & Carlson
 1980, SIAM J. Numer. Anal. 17, 238; scipy.interpolate.PchipInterpolator). The enclosed
 mass is the exact integral of 4π r² ρ̃(r), ρ̃ the PCHIP density: on each interval ρ̃ is a
@@ -35,14 +37,19 @@ COVERAGE_RTOL = 1e-9
 def read_structure_file(path: str | os.PathLike) -> np.ndarray:
     """Read and validate a structure file; return its rows as (n, 4), r increasing.
 
+    Only the first four columns are read (and must be numbers); columns after them are
+    ignored.
+
     Raises:
-        StructureError: missing/unreadable file, wrong column count, fewer than two
-            rows, non-finite values, r not strictly monotone, non-positive density.
+        StructureError: missing/unreadable file, fewer than four columns or a column
+            count that changes between rows, fewer than two rows, non-finite values, r
+            not strictly monotone, non-positive density.
     """
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise StructureError(f"structure file {path!r} does not exist (mesh.eos_file)")
     rows: list[list[float]] = []
+    n_columns: int | None = None
     try:
         with open(path, encoding="utf-8") as fh:
             for lineno, raw in enumerate(fh, start=1):
@@ -50,13 +57,19 @@ def read_structure_file(path: str | os.PathLike) -> np.ndarray:
                 if not line:
                     continue
                 fields = line.split()
-                if len(fields) != 4:
+                if len(fields) < 4:
                     raise StructureError(
-                        f"structure file {path!r} line {lineno}: expected 4 columns "
-                        f"(r P rho g), found {len(fields)}"
+                        f"structure file {path!r} line {lineno}: expected at least 4 columns "
+                        f"(r P rho g; further columns are ignored), found {len(fields)}"
                     )
+                if n_columns is not None and len(fields) != n_columns:
+                    raise StructureError(
+                        f"structure file {path!r} line {lineno}: found {len(fields)} columns, "
+                        f"the rows before have {n_columns}"
+                    )
+                n_columns = len(fields)
                 try:
-                    rows.append([float(x) for x in fields])
+                    rows.append([float(x) for x in fields[:4]])
                 except ValueError:
                     raise StructureError(
                         f"structure file {path!r} line {lineno}: not a number in "
