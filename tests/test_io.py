@@ -67,7 +67,7 @@ def cooling_history(n_cells: int = 24, n_t: int = 80, n_s: int = 5, t_end: float
         r_stag=r_stag,
         r_basic=r_basic,
         attrs={
-            "aragog_version": "0.1.0",
+            "aragog_version": "26.12.01",
             "integrator": "cvode",
             "status": 0,
             "message": "end time reached",
@@ -485,7 +485,7 @@ def test_summarize_mentions_the_key_numbers(tmp_path, history):
     text = summarize(path)
     assert str(path) in text
     for expected in (
-        "0.1.0", "cvode", "end time reached", "80 output times", "5 profile snapshots",
+        "26.12.01", "cvode", "end time reached", "80 output times", "5 profile snapshots",
         "N = 24 cells", "3480", "6371", "0 .. 1e+06 yr",
     ):
         assert expected in text, expected

@@ -6,14 +6,9 @@ Public API (see DESIGN.md): :func:`load_config` and, from the solver issue on,
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version as _version
-
-try:
-    __version__ = _version("aragog")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.1.0"
-
+from aragog._version import __version__
 from aragog.config import Parameters, load_config
+from aragog.logs import aragog_file_logger
 from aragog.errors import AragogError, ConfigError, EOSError, StructureError
 
 __all__ = [
@@ -22,6 +17,7 @@ __all__ = [
     "SolverOutput",
     "load_config",
     "Parameters",
+    "aragog_file_logger",
     "AragogError",
     "ConfigError",
     "EOSError",
