@@ -411,7 +411,8 @@ ERRORS = [
     ({"energy.conduction": 1}, "`energy.conduction` must be true or false, got '1'"),
     ({"mesh.mixing_length_profile": 3}, "`mesh.mixing_length_profile` must be a string, got '3'"),
     ({"boundary_conditions.core_bc": "steady"},
-     "`boundary_conditions.core_bc` must be one of \"energy_balance\", \"quasi_steady\", got 'steady'"),
+     "`boundary_conditions.core_bc` must be one of \"energy_balance\", \"quasi_steady\", \"gradient\", "
+     "\"bower2018\", got 'steady'"),
     ({"boundary_conditions.outer_boundary_condition": 2},
      "`boundary_conditions.outer_boundary_condition` must be one of 1 (grey body), 4 (prescribed flux), "
      "5 (prescribed temperature), got '2'"),
@@ -419,10 +420,11 @@ ERRORS = [
      "`boundary_conditions.outer_boundary_value` is a temperature for outer_boundary_condition = 5 and must "
      "be > 0 K, got '-10'"),
     ({"boundary_conditions.inner_boundary_condition": 4},
-     "`boundary_conditions.inner_boundary_condition` must be one of 1 (core cooling), 2 (prescribed flux), got '4'"),
-    ({"boundary_conditions.inner_boundary_condition": 3},
-     "`boundary_conditions.inner_boundary_condition` = 3 (prescribed CMB temperature) is not supported in this "
-     "version; supported values: 1 (core cooling), 2 (prescribed flux)"),
+     "`boundary_conditions.inner_boundary_condition` must be one of 1 (core cooling), 2 (prescribed flux), "
+     "3 (prescribed temperature), got '4'"),
+    ({"boundary_conditions.inner_boundary_condition": 3, "boundary_conditions.inner_boundary_value": 0},
+     "`boundary_conditions.inner_boundary_value` is a temperature for inner_boundary_condition = 3 and must "
+     "be > 0 K, got '0'"),
     ({"mesh.mixing_length_profile": "linear"}, "`mesh.mixing_length_profile` must be one of \"nearest_boundary\", "
                                                "\"constant\", got 'linear'"),
     ({"mesh.mixing_length_constant_fraction": 0.0}, "`mesh.mixing_length_constant_fraction` must be in (0, 1], got '0'"),

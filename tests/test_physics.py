@@ -19,7 +19,8 @@ from aragog.physics.rhs import _rheological_front_depth
 from aragog.structure import build_mesh
 
 R, RC, RHO_CORE = 6371e3, 3504e3, 10738.33
-ALL_COMBOS = [(s, c) for s in ph.SURFACE_BCS for c in ph.CORE_BCS]
+# The core modes "temperature", "gradient", "bower2018" are checked in tests/test_core_modes.py.
+ALL_COMBOS = [(s, c) for s in ph.SURFACE_BCS for c in ("flux", "quasi_steady", "energy_balance")]
 
 
 @functools.lru_cache(maxsize=None)
@@ -89,7 +90,9 @@ def test_state_layout_round_trip(core_bc):
     assert y.shape == (ph.state_size(n, options),)
     S2, slot = ph.split_state(y, inputs, options)
     np.testing.assert_allclose(np.asarray(S2), np.asarray(S), rtol=1e-15)
-    if core_bc == "energy_balance":
+    if core_bc == "bower2018":  # the T_core slot [K] (Scales.T = 1000 K), tridiagonal
+        assert y.shape == (n + 1,) and float(slot) == pytest.approx(-2e-4) and ph.band_widths(options) == (1, 1)
+    elif core_bc in ("energy_balance", "gradient"):
         assert y.shape == (n + 1,) and float(y[0]) == pytest.approx(-2.0) and float(slot) == pytest.approx(-2e-4)
         assert ph.band_widths(options) == (1, 2)
         # None: the gradient of the two lowest cells.
@@ -104,7 +107,7 @@ def test_options_are_validated_and_hashable():
     with pytest.raises(ValueError, match="surface_bc"):
         ph.PhysicsOptions(surface_bc=2)
     with pytest.raises(ValueError, match="core_bc"):
-        ph.PhysicsOptions(core_bc="gradient")
+        ph.PhysicsOptions(core_bc="core_module")
     assert hash(all_on()) == hash(all_on()) and all_on() == all_on()
 
 

@@ -24,11 +24,7 @@ _RANGE_HINTS = {
 }
 
 #: Values that were supported by older aragog versions and are not any more.
-_UNSUPPORTED = {
-    ("boundary_conditions.inner_boundary_condition", 3):
-        "`boundary_conditions.inner_boundary_condition` = 3 (prescribed CMB temperature) is not "
-        "supported in this version; supported values: 1 (core cooling), 2 (prescribed flux)",
-}
+_UNSUPPORTED: dict = {}
 
 
 def fmt(value: Any) -> str:

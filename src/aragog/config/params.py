@@ -76,13 +76,13 @@ class BoundaryConditionsParams:
 
     outer_boundary_condition: int = _f("boundary_conditions", "outer_boundary_condition")  # 1, 4, 5
     outer_boundary_value: float = _f("boundary_conditions", "outer_boundary_value")  # W/m² or K
-    inner_boundary_condition: int = _f("boundary_conditions", "inner_boundary_condition")  # 1, 2
-    inner_boundary_value: float = _f("boundary_conditions", "inner_boundary_value")  # W/m²
+    inner_boundary_condition: int = _f("boundary_conditions", "inner_boundary_condition")  # 1, 2, 3
+    inner_boundary_value: float = _f("boundary_conditions", "inner_boundary_value")  # W/m² or K
     emissivity: float = _f("boundary_conditions", "emissivity")  # -
     equilibrium_temperature: float = _f("boundary_conditions", "equilibrium_temperature")  # K
     core_heat_capacity: float = _f("boundary_conditions", "core_heat_capacity")  # J/kg/K
     tfac_core_avg: float = _f("boundary_conditions", "tfac_core_avg")  # -
-    core_bc: str = _f("boundary_conditions", "core_bc")  # "energy_balance" | "quasi_steady"
+    core_bc: str = _f("boundary_conditions", "core_bc")  # energy_balance|quasi_steady|gradient|bower2018
     param_utbl: bool = _f("boundary_conditions", "param_utbl")
     param_utbl_const: float = _f("boundary_conditions", "param_utbl_const")  # K⁻²
 
@@ -321,6 +321,10 @@ class Parameters:
             raise ConfigError(f"`boundary_conditions.outer_boundary_value` is a temperature for "
                               f"outer_boundary_condition = 5 and must be > 0 K, got "
                               f"'{fmt(bc.outer_boundary_value)}'")
+        if bc.inner_boundary_condition == 3 and bc.inner_boundary_value <= 0.0:
+            raise ConfigError(f"`boundary_conditions.inner_boundary_value` is a temperature for "
+                              f"inner_boundary_condition = 3 and must be > 0 K, got "
+                              f"'{fmt(bc.inner_boundary_value)}'")
         n_cells = mesh.number_of_nodes - 1
         if len(energy.tidal_array) not in (1, n_cells):
             raise ConfigError(f"`energy.tidal_array` has {len(energy.tidal_array)} values; give 1 (all cells) "

@@ -153,15 +153,17 @@ _BOUNDARY = {
         choices=(1, 4, 5), labels=("grey body", "prescribed flux", "prescribed temperature")),
     "outer_boundary_value": _any("W/m² or K", "surface flux (code 4, W/m²) or temperature (code 5, K)"),
     "inner_boundary_condition": Key(
-        "int", REQUIRED, "", "core-mantle boundary: 1 core cooling (mode from core_bc), 2 prescribed flux",
-        choices=(1, 2), labels=("core cooling", "prescribed flux")),
-    "inner_boundary_value": _any("W/m²", "CMB heat flux for code 2 (positive outward)"),
+        "int", REQUIRED, "", "core-mantle boundary: 1 core cooling (mode from core_bc), 2 prescribed flux, "
+        "3 prescribed temperature",
+        choices=(1, 2, 3), labels=("core cooling", "prescribed flux", "prescribed temperature")),
+    "inner_boundary_value": _any("W/m² or K", "CMB heat flux for code 2 (W/m², positive outward) or "
+                                 "temperature for code 3 (K, > 0)"),
     "emissivity": _frac("grey-body emissivity of the surface"),
     "equilibrium_temperature": _nonneg("K", "radiative equilibrium temperature of the grey body"),
     "core_heat_capacity": _pos("J/kg/K", "specific heat capacity of the core"),
     "tfac_core_avg": _pos("-", "mean core temperature / CMB temperature", 1.147),
     "core_bc": Key("str", "energy_balance", "", "core cooling mode for inner_boundary_condition = 1",
-                   choices=("energy_balance", "quasi_steady")),
+                   choices=("energy_balance", "quasi_steady", "gradient", "bower2018")),
     "param_utbl": _bool("ultra-thin thermal boundary layer at the surface", False),
     "param_utbl_const": _nonneg("K⁻²", "ultra-thin boundary layer constant (ΔT = c·T³)", 1e-7),
 }

@@ -45,9 +45,10 @@ SECONDS_PER_YEAR = 31_557_600.0
 #: Surface boundary conditions (CONFIG.md ``outer_boundary_condition``):
 #: 1 grey body, 4 prescribed flux, 5 prescribed temperature.
 SURFACE_BCS = (1, 4, 5)
-#: Core-mantle boundary modes: "flux" (``inner_boundary_condition = 2``), and the two core
-#: cooling modes of ``inner_boundary_condition = 1`` selected by ``core_bc``.
-CORE_BCS = ("flux", "quasi_steady", "energy_balance")
+#: Core-mantle boundary modes: "flux" (``inner_boundary_condition = 2``), "temperature"
+#: (``inner_boundary_condition = 3``), and the core cooling modes of
+#: ``inner_boundary_condition = 1`` selected by ``core_bc`` (docs/physics.md, "Core modes").
+CORE_BCS = ("flux", "quasi_steady", "energy_balance", "temperature", "gradient", "bower2018")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,8 +61,11 @@ class PhysicsOptions:
     surface_bc: 1 grey body, 4 prescribed flux, 5 prescribed temperature.
     utbl: ultra-thin boundary layer correction of the radiating temperature (only has an
         effect with ``surface_bc == 1``; ignored otherwise).
-    core_bc: "flux" (prescribed CMB flux), "quasi_steady" (core cools in step with the
-        lowest cell), "energy_balance" (extra state slot holding dS/dr at the CMB).
+    core_bc: "flux" (prescribed CMB flux), "temperature" (prescribed CMB temperature),
+        "quasi_steady" (core cools in step with the lowest cell), "energy_balance" (extra
+        state slot holding dS/dr at the CMB), "gradient" (the energy-balance slot with the
+        upstream gradient formulation's radial stencils), "bower2018" (extra state slot
+        holding T_core; F_cmb conducted across the bottom half cell).
     constant_properties: ``PhysicsInputs.eos`` is an ``eos.ConstantParams`` (no phase
         change: gravitational separation and mixing are identically zero) instead of an
         ``eos.EOSTables``.
@@ -91,8 +95,18 @@ class PhysicsOptions:
 
     @property
     def energy_balance(self) -> bool:
-        """True when the state carries the extra dS/dr_cmb slot."""
-        return self.core_bc == "energy_balance"
+        """True when the state carries the extra dS/dr_cmb slot ("energy_balance", "gradient")."""
+        return self.core_bc in ("energy_balance", "gradient")
+
+    @property
+    def core_temperature_slot(self) -> bool:
+        """True when the state carries the extra T_core slot ("bower2018")."""
+        return self.core_bc == "bower2018"
+
+    @property
+    def extra_slots(self) -> int:
+        """Number of state slots before the N cell entropies (0 or 1)."""
+        return int(self.energy_balance or self.core_temperature_slot)
 
 
 
@@ -128,6 +142,7 @@ class BoundaryParams:
     emissivity [-]: grey-body emissivity.
     utbl_const [K^-2]: c of the ultra-thin boundary layer, T_magma = T_rad + c T_rad^3.
     cmb_flux [W/m2]: prescribed CMB flux (core_bc "flux").
+    cmb_temperature [K]: prescribed CMB temperature (core_bc "temperature"; > 0).
     core_cp [J/kg/K]: core heat capacity c_c.
     tfac_core [-]: f, mean core temperature / CMB temperature.
     """
@@ -139,6 +154,7 @@ class BoundaryParams:
     cmb_flux: Any = 0.0
     core_cp: Any = 880.0
     tfac_core: Any = 1.147
+    cmb_temperature: Any = 4000.0
 
 
 @data_pytree
@@ -162,12 +178,14 @@ class HeatingParams:
 
 @data_pytree
 class Scales:
-    """Nondimensionalisation (0-d; traced): y = S / S, y_slot = (dS/dr)_cmb / dSdr,
-    t_seconds = t * t. Units: S [J/kg/K], t [s], dSdr [J/kg/K/m]."""
+    """Nondimensionalisation (0-d; traced): y = S / S, y_slot = (dS/dr)_cmb / dSdr (or
+    T_core / T with core_bc "bower2018"), t_seconds = t * t. Units: S [J/kg/K], t [s],
+    dSdr [J/kg/K/m], T [K]."""
 
     S: Any = 1000.0
     t: Any = SECONDS_PER_YEAR
     dSdr: Any = 1.0e-3
+    T: Any = 1000.0
 
 
 @data_pytree

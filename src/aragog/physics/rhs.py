@@ -2,9 +2,11 @@
 
 State vector y (nondimensional, float64, shape ``(state_size(N, options),)``):
 
-* core_bc "flux" or "quasi_steady": y = S_cells / Scales.S  (N slots);
-* core_bc "energy_balance": y[0] = (dS/dr)_cmb / Scales.dSdr, y[1:] = S_cells / Scales.S
-  (the extra slot first keeps the Jacobian banded: lower bandwidth 1, upper 2).
+* core_bc "energy_balance" or "gradient": y[0] = (dS/dr)_cmb / Scales.dSdr, y[1:] =
+  S_cells / Scales.S (the extra slot first keeps the Jacobian banded: lower bandwidth 1,
+  upper 2);
+* core_bc "bower2018": y[0] = T_core / Scales.T, y[1:] = S_cells / Scales.S (tridiagonal);
+* core_bc "flux", "temperature" or "quasi_steady": y = S_cells / Scales.S (N slots).
 
 Time t is nondimensional: t_seconds = t * Scales.t; dy/dt is per unit nondimensional
 time. Discretisation (PHYSICS.md "Grid", "Fluxes at basic nodes", "Entropy equation",
@@ -22,7 +24,10 @@ time. Discretisation (PHYSICS.md "Grid", "Fluxes at basic nodes", "Entropy equat
   through the top three cells (two with 2 cells) times dξ/dr|_N (diagnostics only: F_N is
   the boundary condition's);
 * CMB node 0: "energy_balance": S_b0 = S_0 + (dS/dr)_cmb (r_0 - r_s0) with gradient
-  (dS/dr)_cmb; otherwise extrapolation like the non-prescribed surface;
+  (dS/dr)_cmb; "temperature": S_b0 = S(T_cmb, P_0) with the second-order slope like the
+  prescribed surface; otherwise extrapolation like the non-prescribed surface;
+* core_bc "gradient": every node from :func:`aragog.physics.core.radial_basic_nodes` (the
+  upstream gradient formulation's radial stencils), except a prescribed surface;
 * F_j = sum of the enabled flux laws at every node (gravitational separation and mixing
   set to 0 on both boundary nodes), then F_0 and F_N replaced per boundary condition;
 * dS_i/dt = -(F_{i+1} A_{i+1} - F_i A_i)/(ρ_i T_i V_i) + H_i/T_i.
@@ -35,6 +40,7 @@ from typing import Any, NamedTuple
 from aragog._jax import jax, jnp
 from aragog._pytree import data_pytree
 from aragog.physics import boundary as bnd
+from aragog.physics import core
 from aragog.physics import transport as tr
 from aragog.physics.heating import cell_heating
 from aragog.physics.inputs import PhysicsInputs, PhysicsOptions
@@ -65,41 +71,51 @@ def _check_cells(n_cells: int) -> None:
 
 
 def state_size(n_cells: int, options: PhysicsOptions) -> int:
-    """Length of y: N cells, plus the (dS/dr)_cmb slot with core_bc "energy_balance"."""
-    return int(n_cells) + (1 if options.energy_balance else 0)
+    """Length of y: N cells, plus the (dS/dr)_cmb or T_core slot (see the module docstring)."""
+    return int(n_cells) + options.extra_slots
 
 
 def band_widths(options: PhysicsOptions) -> tuple[int, int]:
-    """(lower, upper) bandwidths of d(dy/dt)/dy: (1, 2) with the energy-balance slot
-    (row 0 depends on the slot, S_0 and S_1), (1, 1) otherwise (tridiagonal)."""
+    """(lower, upper) bandwidths of d(dy/dt)/dy: (1, 2) with the dS/dr_cmb slot (row 0
+    depends on the slot, S_0 and S_1), (1, 1) otherwise (tridiagonal; the T_core slot's
+    row depends on T_core and S_0 only)."""
     return (1, 2) if options.energy_balance else (1, 1)
 
 
 def split_state(y, inputs: PhysicsInputs, options: PhysicsOptions):
-    """(S_cells [J/kg/K] shape (N,), (dS/dr)_cmb [J/kg/K/m] scalar or None)."""
+    """(S_cells [J/kg/K] shape (N,), slot): the slot is (dS/dr)_cmb [J/kg/K/m] ("energy_balance",
+    "gradient"), T_core [K] ("bower2018"), else None."""
     sc = inputs.scales
     if options.energy_balance:
         return y[1:] * sc.S, y[0] * sc.dSdr
+    if options.core_temperature_slot:
+        return y[1:] * sc.S, y[0] * sc.T
     return y * sc.S, None
 
 
 def join_state(S_cells, dSdr_cmb, inputs: PhysicsInputs, options: PhysicsOptions):
-    """Nondimensional y from S_cells [J/kg/K] (N,) and (dS/dr)_cmb [J/kg/K/m].
+    """Nondimensional y from S_cells [J/kg/K] (N,) and the slot value ``dSdr_cmb``.
 
-    ``dSdr_cmb`` is ignored unless core_bc is "energy_balance"; there ``None`` takes the
-    radial gradient of the two lowest cells, (S_1 - S_0)/(r_s1 - r_s0) (0 for an
-    isentrope).
+    The slot is (dS/dr)_cmb [J/kg/K/m] with core_bc "energy_balance" or "gradient" (there
+    ``None`` takes the radial gradient of the two lowest cells, (S_1 - S_0)/(r_s1 - r_s0),
+    0 for an isentrope) and T_core [K] with "bower2018" (``None``: the bottom cell's
+    temperature); it is ignored otherwise.
     """
     sc = inputs.scales
     S = jnp.asarray(S_cells, dtype=jnp.float64)
     y = S / sc.S
-    if not options.energy_balance:
+    if options.energy_balance:
+        if dSdr_cmb is None:
+            r = inputs.mesh.r_stag
+            dSdr_cmb = (S[1] - S[0]) / (r[1] - r[0])
+        slot = jnp.asarray(dSdr_cmb, dtype=jnp.float64) / sc.dSdr
+    elif options.core_temperature_slot:
+        if dSdr_cmb is None:
+            dSdr_cmb = tr.material_state(inputs.mesh.P_stag[:1], S[:1], inputs, options).T[0]
+        slot = jnp.asarray(dSdr_cmb, dtype=jnp.float64) / sc.T
+    else:
         return y
-    if dSdr_cmb is None:
-        r = inputs.mesh.r_stag
-        dSdr_cmb = (S[1] - S[0]) / (r[1] - r[0])
-    slot = jnp.reshape(jnp.asarray(dSdr_cmb, dtype=jnp.float64) / sc.dSdr, (1,))
-    return jnp.concatenate([slot, y])
+    return jnp.concatenate([jnp.reshape(slot, (1,)), y])
 
 
 def boundary_slope(x, m1, g1, m2, g2):
@@ -114,11 +130,13 @@ def boundary_slope(x, m1, g1, m2, g2):
     return g1 + (g1 - g2) * ((x - m1) / (m1 - m2))
 
 
-def basic_node_entropy(S, dSdr_cmb, S_surface, mesh, options: PhysicsOptions):
+def basic_node_entropy(S, dSdr_cmb, S_surface, mesh, options: PhysicsOptions, S_cmb=None):
     """Entropy [J/kg/K] and radial gradient [J/kg/K/m] at the N+1 basic nodes.
 
-    ``dSdr_cmb``: used with core_bc "energy_balance" (else ignored); ``S_surface``: the
-    prescribed surface entropy for surface_bc 5 (else ignored). See the module docstring.
+    ``dSdr_cmb``: used with core_bc "energy_balance" and "gradient" (else ignored);
+    ``S_surface``: the prescribed surface entropy for surface_bc 5 (else ignored);
+    ``S_cmb``: the prescribed CMB entropy for core_bc "temperature" (else ignored). See the
+    module docstring.
     """
     xs, xb, dxdr = mesh.xi_stag, mesh.xi_basic, mesh.dxidr_basic
     dxi = xs[1:] - xs[:-1]
@@ -142,11 +160,23 @@ def basic_node_entropy(S, dSdr_cmb, S_surface, mesh, options: PhysicsOptions):
     if options.energy_balance:
         S_bot = S[0] + dSdr_cmb * (mesh.r_basic[0] - mesh.r_stag[0])
         dSdr_bot = dSdr_cmb
+    elif options.core_bc == "temperature":
+        # Mirror of the prescribed surface: the quadratic through (ξ_0, S_b0) and the two
+        # lowest cells, its slope at ξ_0 (second order; F_0 then enters row 0 through S_0, S_1).
+        S_bot = jnp.asarray(S_cmb, dtype=jnp.float64)
+        half = (S[0] - S_bot) / (xs[0] - xb[0])
+        dSdr_bot = boundary_slope(xb[0], 0.5 * (xb[0] + xs[0]), half, mid[0], grad_xi[0]) * dxdr[0]
     else:
         S_bot = S[0] + grad_xi[0] * (xb[0] - xs[0])
         grad_bot = boundary_slope(xb[0], mid[0], grad_xi[0], mid[1], grad_xi[1]) if three else grad_xi[0]
         dSdr_bot = grad_bot * dxdr[0]
 
+    if options.core_bc == "gradient":
+        S_b, dSdr_b = core.radial_basic_nodes(S, dSdr_cmb, mesh)
+        if options.surface_bc == 5:  # the prescribed surface keeps its closure
+            S_b = S_b.at[-1].set(S_top)
+            dSdr_b = dSdr_b.at[-1].set(grad_top * dxdr[-1])
+        return S_b, dSdr_b
     S_b = jnp.concatenate([jnp.reshape(S_bot, (1,)), S_int, jnp.reshape(S_top, (1,))])
     dSdr_b = jnp.concatenate([
         jnp.reshape(dSdr_bot, (1,)), grad_xi * dxdr[1:-1], jnp.reshape(grad_top * dxdr[-1], (1,))
@@ -196,8 +226,9 @@ def _node_fluxes(st, S_b, dSdr_b, inputs, options) -> _Fluxes:
 class StructureState(NamedTuple):
     """What the structure stage hands to the thermal stage (SI units; N cells).
 
-    S (N,) cell entropy, dSdr_cmb (scalar, or None unless core_bc "energy_balance"),
-    S_b, dSdr_b (N+1,) entropy and gradient at the basic nodes, st the EOS and phase state
+    S (N,) cell entropy, dSdr_cmb (scalar, or None unless core_bc "energy_balance" or
+    "gradient"), S_b, dSdr_b (N+1,) entropy and gradient at the basic nodes, T_core
+    (scalar [K] with "bower2018", else None), st the EOS and phase state
     (:class:`aragog.eos.PhaseState`, each field (2N+1,)) at the N cells then the N+1 basic
     nodes. (One array per field, not two: as a separately compiled block every output
     costs call time.)
@@ -208,6 +239,7 @@ class StructureState(NamedTuple):
     S_b: Any
     dSdr_b: Any
     st: Any
+    T_core: Any = None
 
     def split(self):
         """(st_c, st_b): the phase state at the cells (N,) and at the basic nodes (N+1,)."""
@@ -231,6 +263,8 @@ class _Evaluation(NamedTuple):
     dSdt: Any
     dSb0dt: Any
     ddSdr_cmb_dt: Any
+    T_core: Any = None
+    dT_core_dt: Any = None
 
 
 def structure_stage(y, inputs: PhysicsInputs, options: PhysicsOptions) -> StructureState:
@@ -243,13 +277,16 @@ def structure_stage(y, inputs: PhysicsInputs, options: PhysicsOptions) -> Struct
     y = jnp.asarray(y, dtype=jnp.float64)
     if y.shape != (state_size(n, options),):
         raise ValueError(f"state has shape {y.shape}, expected ({state_size(n, options)},) for {n} cells")
-    S, dSdr_cmb = split_state(y, inputs, options)
-    S_surface = None
+    S, slot = split_state(y, inputs, options)
+    dSdr_cmb = slot if options.energy_balance else None
+    S_surface = S_cmb = None
     if options.surface_bc == 5:
         S_surface = bnd.surface_entropy_for_temperature(bp.surface_value, mesh.P_basic[-1], inputs, options)
-    S_b, dSdr_b = basic_node_entropy(S, dSdr_cmb, S_surface, mesh, options)
+    if options.core_bc == "temperature":
+        S_cmb = bnd.surface_entropy_for_temperature(bp.cmb_temperature, mesh.P_basic[0], inputs, options)
+    S_b, dSdr_b = basic_node_entropy(S, dSdr_cmb, S_surface, mesh, options, S_cmb)
     st = tr.material_state(jnp.concatenate([mesh.P_stag, mesh.P_basic]), jnp.concatenate([S, S_b]), inputs, options)
-    return StructureState(S, dSdr_cmb, S_b, dSdr_b, st)
+    return StructureState(S, dSdr_cmb, S_b, dSdr_b, st, slot if options.core_temperature_slot else None)
 
 
 def thermal_stage(t, s: StructureState, inputs: PhysicsInputs, options: PhysicsOptions) -> _Evaluation:
@@ -277,7 +314,9 @@ def thermal_stage(t, s: StructureState, inputs: PhysicsInputs, options: PhysicsO
     elif options.core_bc == "quasi_steady":
         F_0 = bnd.quasi_steady_cmb_flux(F_laws[1], H[0], st_c.rho[0], st_c.cp[0], V[0], A[0], A[1],
                                         mesh.core_mass, bp.core_cp, bp.tfac_core)
-    else:
+    elif options.core_temperature_slot:
+        F_0 = core.conductive_cmb_flux(st_c.T[0], st_c.k[0], s.T_core, mesh.r_basic[0], mesh.r_basic[1])
+    else:  # energy_balance, gradient, temperature: the flux laws at the CMB node
         F_0 = F_laws[0]
     F = jnp.concatenate([jnp.reshape(F_0, (1,)), F_laws[1:-1], jnp.reshape(F_N, (1,))])
 
@@ -294,7 +333,9 @@ def thermal_stage(t, s: StructureState, inputs: PhysicsInputs, options: PhysicsO
         ddSdr = (dSdt[0] - dSb0dt) / (mesh.r_stag[0] - mesh.r_basic[0])
     else:
         dSb0dt = ddSdr = None
-    return _Evaluation(S, dSdr_cmb, S_b, dSdr_b, st_c, st_b, fluxes, F, H, H_radio, H_tidal, dSdt, dSb0dt, ddSdr)
+    dTc = core.core_temperature_rate(F_0, A[0], mesh.core_mass, bp.core_cp) if options.core_temperature_slot else None
+    return _Evaluation(S, dSdr_cmb, S_b, dSdr_b, st_c, st_b, fluxes, F, H, H_radio, H_tidal, dSdt, dSb0dt, ddSdr,
+                       s.T_core, dTc)
 
 
 def _evaluate(t, y, inputs: PhysicsInputs, options: PhysicsOptions) -> _Evaluation:
@@ -316,6 +357,8 @@ def state_rate(ev: _Evaluation, inputs: PhysicsInputs, options: PhysicsOptions):
     dy = ev.dSdt * (sc.t / sc.S)
     if options.energy_balance:
         dy = jnp.concatenate([jnp.reshape(ev.ddSdr_cmb_dt * (sc.t / sc.dSdr), (1,)), dy])
+    elif options.core_temperature_slot:
+        dy = jnp.concatenate([jnp.reshape(ev.dT_core_dt * (sc.t / sc.T), (1,)), dy])
     return dy
 
 
@@ -346,8 +389,9 @@ class Diagnostics:
         boundary values F_0, F_N in place: what the entropy equation uses).
     Scalars: F_cmb = F_0, F_surface = F_N [W/m2]; T_surface (surface node, "T_magma"),
         T_radiative (grey-body radiating temperature: T_surface, or the UTBL root),
-        T_cmb (CMB node), T_core = tfac_core T_cmb [K]; dSdr_cmb [J/kg/K/m] (the gradient
-        used at the CMB node: the state slot with "energy_balance", else extrapolated);
+        T_cmb (CMB node), T_core = tfac_core T_cmb (the state slot with "bower2018") [K];
+        dSdr_cmb [J/kg/K/m] (the gradient used at the CMB node: the state slot with
+        "energy_balance" and "gradient", else the closure's);
         Phi_global (mass-weighted melt fraction), M_mantle, M_liquid = Σ phi m, M_solid
         [kg] (m = mesh.mass_stag); H_radio [W/kg]; Q_radio_total = H_radio M_mantle,
         Q_tidal_total = Σ H_tidal m [W]; E_th = Σ m c_p T [J] (thermal energy relative to
@@ -441,7 +485,8 @@ def diagnostics_of(ev: _Evaluation, inputs: PhysicsInputs, options: PhysicsOptio
         jcond=ev.fluxes.jcond, jconv=ev.fluxes.jconv, jgrav=ev.fluxes.jgrav, jmix=ev.fluxes.jmix,
         heat_flux=ev.F,
         F_cmb=ev.F[0], F_surface=ev.F[-1],
-        T_surface=T_s, T_radiative=T_rad, T_cmb=st_b.T[0], T_core=bp.tfac_core * st_b.T[0],
+        T_surface=T_s, T_radiative=T_rad, T_cmb=st_b.T[0],
+        T_core=ev.T_core if options.core_temperature_slot else bp.tfac_core * st_b.T[0],
         dSdr_cmb=jnp.asarray(dSdr_cmb, dtype=jnp.float64),
         Phi_global=M_liq / M, M_mantle=M, M_liquid=M_liq, M_solid=M - M_liq,
         H_radio=jnp.asarray(ev.H_radio, dtype=jnp.float64),

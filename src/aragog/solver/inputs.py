@@ -28,7 +28,7 @@ ENTROPY_SCALE = 1000.0
 def physics_options(params) -> physics.PhysicsOptions:
     """The static switches of a configuration (hashable)."""
     bc, en = params.boundary_conditions, params.energy
-    core = "flux" if bc.inner_boundary_condition == 2 else bc.core_bc
+    core = {2: "flux", 3: "temperature"}.get(bc.inner_boundary_condition, bc.core_bc)
     return physics.PhysicsOptions(
         conduction=bool(en.conduction),
         convection=bool(en.convection),
@@ -112,6 +112,8 @@ def physics_inputs(params, mesh, eos_data) -> physics.PhysicsInputs:
         surface_value=bc.outer_boundary_value, T_eq=bc.equilibrium_temperature, emissivity=bc.emissivity,
         utbl_const=bc.param_utbl_const, cmb_flux=bc.inner_boundary_value,
         core_cp=bc.core_heat_capacity, tfac_core=bc.tfac_core_avg,
+        # inner_boundary_condition 3 only (elsewhere unused, kept at the default).
+        cmb_temperature=bc.inner_boundary_value if bc.inner_boundary_condition == 3 else 4000.0,
     )
     depth = float(mesh.outer_radius) - float(mesh.inner_radius)
     scales = physics.Scales(S=ENTROPY_SCALE, t=SECONDS_PER_YEAR, dSdr=ENTROPY_SCALE / depth)
