@@ -58,6 +58,14 @@ class EntropySolver:
         out = solver.get_state()            # SolverOutput
     """
 
+    def __new__(cls, params=None, *args, **kwargs):
+        # The upstream aragog's parameters (aragog.parser) get the upstream interface.
+        if cls is EntropySolver and _is_upstream_parameters(params):
+            from aragog.solver.upstream import UpstreamEntropySolver
+
+            return super().__new__(UpstreamEntropySolver)
+        return super().__new__(cls)
+
     def __init__(self, params, *, eos_dir: str | Path | None = None):
         self._params = params  # native Parameters (see the ``parameters`` property)
         self.eos_dir = eos_dir
@@ -265,9 +273,16 @@ class EntropySolver:
         if self._time is None:
             self._time = float(self._params.solver.start_time)
 
-    def set_initial_dSdr_cmb(self, value: float) -> None:
+    def set_initial_dSdr_cmb(self, value: float | None) -> None:
         """Set the energy-balance slot, dS/dr at the CMB [J/kg/K/m] (default: carried over
-        from the previous solve; 0 after :meth:`initialize`)."""
+        from the previous solve; 0 after :meth:`initialize`). ``None``: recompute it from
+        the current entropy, as the one-sided difference of the two bottom cells."""
+        if value is None:
+            self._require_inputs()
+            S = self._S
+            r = np.asarray(self._inputs.mesh.r_stag, dtype=float)
+            self._dSdr_cmb = 0.0 if S is None or S.size < 2 else float((S[1] - S[0]) / (r[1] - r[0]))
+            return
         value = float(value)
         if not np.isfinite(value):
             raise ConfigError(f"dSdr_cmb must be finite, got {value}")
@@ -484,6 +499,12 @@ class EntropySolver:
         from aragog.io import write_netcdf
 
         return write_netcdf(path, self.history())
+
+
+def _is_upstream_parameters(params) -> bool:
+    from aragog.parser import Parameters as UpstreamParameters
+
+    return isinstance(params, UpstreamParameters)
 
 
 # ---------------------------------------------------------------------- compiled bodies
