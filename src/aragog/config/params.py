@@ -122,6 +122,8 @@ class EnergyParams:
     eddy_diffusivity_thermal: float = _f("energy", "eddy_diffusivity_thermal")  # - (≤ 0: m²/s)
     eddy_diffusivity_chemical: float = _f("energy", "eddy_diffusivity_chemical")  # - (≤ 0: m²/s)
     phi_step_cap: float = _f("energy", "phi_step_cap")  # -, 0 = off
+    temperature_step_cap: float = _f("energy", "temperature_step_cap")  # K, 0 = off
+    entropy_step_cap: float = _f("energy", "entropy_step_cap")  # J/kg/K, 0 = off
 
 
 @dataclass(kw_only=True)

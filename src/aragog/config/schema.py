@@ -204,6 +204,10 @@ _ENERGY = {
                                       "(<= 0: constant, minus this value in m²/s)", 1.0),
     "phi_step_cap": _frac("stop a solve when the global melt fraction changed by this much "
                           "(0: off)", 0.0),
+    "temperature_step_cap": _nonneg("K", "stop a solve when the temperature of any cell changed "
+                                    "by this much (0: off)", 0.0),
+    "entropy_step_cap": _nonneg("J/kg/K", "stop a solve when the entropy of any cell changed by "
+                                "this much (0: off)", 0.0),
 }
 
 _INITIAL = {
@@ -307,8 +311,6 @@ LEGACY_IGNORED = frozenset({
     ("energy", "phase_smoothing"),
     ("energy", "convective_threshold"),
     ("energy", "bottom_up_grav_sep"),
-    ("energy", "temperature_step_cap"),
-    ("energy", "entropy_step_cap"),
     ("energy", "eos_floor_margin"),
     ("energy", "phase_boundary_entropy_margin"),
     ("energy", "phase_boundary_cap"),

@@ -32,6 +32,7 @@ from aragog.solver.cache import configure_compilation_cache
 from aragog.solver.engines import compile_stats, shared_programs, store_key
 from aragog.solver.jitpair import JitPair, ProgramStats
 from aragog.solver.output import SolverOutput
+from aragog.solver.step_caps import step_cap_event
 
 logger = logging.getLogger("aragog.solver")
 
@@ -332,12 +333,7 @@ class EntropySolver:
         problem = bound
         if sp.jacobian == "fd":
             problem = _NoJacobian(bound)
-        event = None
-        cap = float(self._params.energy.phi_step_cap)
-        if cap > 0:
-            phi_fn = bound.scalar_fn("melt_fraction")
-            phi0 = phi_fn(t0, y0)
-            event = lambda t, y: abs(phi_fn(t, y) - phi0) - cap  # noqa: E731
+        event = step_cap_event(self._params.energy, bound, self._split, t0, y0)
         method = _METHODS[sp.method]
         if t1 <= t0:
             result = None
