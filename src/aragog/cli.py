@@ -20,6 +20,9 @@ from aragog.errors import AragogError
 logger = logging.getLogger("aragog.cli")
 
 
+_CONFIG_HELP = "config file: TOML, or INI syntax for a .cfg/.ini name (docs/config.md)"
+
+
 def _add_set_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
@@ -37,7 +40,7 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("run", help="integrate a config and write a netCDF file")
-    p.add_argument("config", help="TOML config file")
+    p.add_argument("config", help=_CONFIG_HELP)
     p.add_argument("--eos-dir", help="directory of SPIDER-format EOS tables (overrides eos.dir)")
     p.add_argument("--out", help="netCDF output file (default: output.file, else CONFIG's name with .nc)")
     _add_set_option(p)
@@ -54,13 +57,16 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="netCDF file written by aragog run")
     p.set_defaults(func=_cmd_inspect)
 
-    p = sub.add_parser("validate", help="check a config file and every file it refers to, without integrating")
-    p.add_argument("config", help="TOML config file")
+    p = sub.add_parser("validate", help="check a config file and every file it refers to, and evaluate the "
+                       "right-hand side once at the initial state, without integrating")
+    p.add_argument("config", help=_CONFIG_HELP)
     _add_set_option(p)
+    p.add_argument("--no-rhs", dest="rhs", action="store_false",
+                   help="skip the right-hand-side evaluation (no compilation; files and mesh only)")
     p.set_defaults(func=_cmd_validate)
 
     p = sub.add_parser("show-config", help="print the resolved config (with all defaults) as TOML")
-    p.add_argument("config", help="TOML config file")
+    p.add_argument("config", help=_CONFIG_HELP)
     _add_set_option(p)
     p.add_argument("-o", "--output", help="write to this file instead of standard output")
     p.set_defaults(func=_cmd_show_config)
@@ -141,7 +147,7 @@ def _cmd_validate(args) -> int:
     from aragog.validation import check_inputs
 
     params = _load(args)
-    lines = check_inputs(params)
+    lines = check_inputs(params, rhs=args.rhs)
     print(f"{args.config}: OK")
     for line in lines:
         print(f"  {line}")

@@ -3,7 +3,9 @@
 :func:`check_inputs` goes beyond :meth:`Parameters.validate` (keys, types, ranges and
 consistency between keys): it opens and parses every file the configuration refers to —
 the EOS table directory, the structure file, the initial-entropy file — and builds the
-mesh, so that a run fails here, in a second, rather than after compiling.
+mesh, so that a run fails here rather than after compiling — and then evaluates the
+right-hand side once at the initial state (:mod:`aragog.probe`), naming any term that is
+not finite (EOS, heating, a flux, dS/dt) and the cells where it is not.
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ from aragog.errors import ConfigError
 logger = logging.getLogger("aragog.validation")
 
 
-def check_inputs(params) -> list[str]:
+def check_inputs(params, rhs: bool = True) -> list[str]:
     """Validate ``params`` and everything it references.
 
     Args:
         params: a :class:`aragog.config.Parameters`.
+        rhs: also evaluate the right-hand side once at the initial state
+            (:func:`aragog.probe.probe_initial_state`: every term must be finite).
 
     Returns:
         Human-readable summary lines (one fact each) of what was checked.
@@ -77,4 +81,8 @@ def check_inputs(params) -> list[str]:
     tidal = params.energy.tidal_array
     if params.energy.tidal and len(tidal) not in (1, n_cells):
         raise ConfigError(f"energy.tidal_array: has {len(tidal)} values; give 1 or {n_cells} (one per cell)")
+    if rhs:
+        from aragog.probe import probe_initial_state
+
+        lines.append(probe_initial_state(params, mesh=mesh).summary())
     return lines

@@ -28,6 +28,7 @@ special (it is reported as an unknown section). Duplicate sections or keys are e
 
 from __future__ import annotations
 
+import ast
 import configparser
 import os
 import re
@@ -77,6 +78,11 @@ def parse_ini_text(text: str, source: str = "<string>") -> dict[str, dict[str, A
         raise ConfigError(f"{source}: line {exc.lineno}: key `{exc.section}.{exc.option}` appears twice") from None
     except configparser.ParsingError as exc:
         lineno, line = exc.errors[0]
+        if line[:1] in "'\"":  # configparser stores the line's repr
+            try:
+                line = ast.literal_eval(line)
+            except (ValueError, SyntaxError):
+                pass
         raise ConfigError(f"{source}: INI syntax error at line {lineno}: {line.strip()!r} "
                           "(expected `key = value` or a [section] header)") from None
     except configparser.Error as exc:

@@ -1,0 +1,239 @@
+"""One evaluation of the right-hand side at the initial state, naming every non-finite term.
+
+``aragog validate`` runs :func:`probe_initial_state` after the file checks
+(:mod:`aragog.validation`): it builds the physics inputs the solver would build
+(:mod:`aragog.solver.inputs`), makes the initial entropy profile as
+:meth:`EntropySolver.initialize` does, and evaluates ``physics.rhs`` and
+``physics.diagnostics`` once. A NaN or infinity anywhere — the EOS (T, ρ, c_p, φ,
+viscosity), the heating, a flux (conductive, convective, gravitational separation,
+mixing), a boundary flux, dS/dt — is reported in one line with the cells (or basic nodes)
+where it occurs, counted from the CMB, so a run does not start from a state CVODE cannot
+integrate.
+
+To stay quick when all is well, one small program is compiled (the EOS inversion for
+the initial entropy followed by the right-hand side), with XLA's cheapest backend
+optimisation, not the solver's RHS and Jacobian pair; the diagnostics program that names
+the terms is compiled only when a value is not finite. With ``solver.jax_cache_dir`` set,
+JAX's persistent compilation cache applies as in a run.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from aragog.errors import ConfigError
+
+__all__ = ["ProbeResult", "probe_initial_state", "nonfinite_terms", "format_indices"]
+
+logger = logging.getLogger("aragog.validation")
+
+#: Diagnostics fields checked, in causal order: (field, what it is, "cell"/"node"/"").
+TERMS = (
+    ("S", "initial entropy S", "cell"),
+    ("T", "EOS temperature T", "cell"),
+    ("rho", "EOS density rho", "cell"),
+    ("cp", "EOS heat capacity cp", "cell"),
+    ("phi", "melt fraction phi", "cell"),
+    ("visc", "viscosity", "cell"),
+    ("T_basic", "EOS temperature T", "node"),
+    ("phi_basic", "melt fraction phi", "node"),
+    ("H_radio", "radiogenic heating H_radio", ""),
+    ("H", "heating H", "cell"),
+    ("jcond", "conductive flux", "node"),
+    ("jconv", "convective flux", "node"),
+    ("jgrav", "gravitational separation flux", "node"),
+    ("jmix", "mixing flux", "node"),
+    ("F_cmb", "CMB (inner boundary) flux F_cmb", ""),
+    ("F_surface", "surface (outer boundary) flux F_surface", ""),
+    ("heat_flux", "total heat flux", "node"),
+    ("dSdt", "dS/dt", "cell"),
+)
+
+
+#: XLA options of the probe programs: they run once, so compile them with the cheapest
+#: backend optimisation (a finiteness check does not need the fastest code).
+_COMPILER_OPTIONS = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """What one evaluation at the initial state gave.
+
+    Attributes:
+        time: model time [yr]; how: how the initial entropy was made;
+        S_range: min and max of the initial cell entropy [J/kg/K];
+        max_rate: max |dS/dt| over the cells [J/kg/K/yr].
+    """
+
+    time: float
+    how: str
+    S_range: tuple[float, float]
+    max_rate: float
+
+    def summary(self) -> str:
+        """One line for ``aragog validate``."""
+        lo, hi = self.S_range
+        S = f"S = {lo:.6g} J/kg/K" if lo == hi else f"S = {lo:.6g}..{hi:.6g} J/kg/K"
+        return (f"initial state (t = {self.time:g} yr, {self.how}, {S}): every right-hand-side term "
+                f"finite, max |dS/dt| = {self.max_rate:.3g} J/kg/K/yr")
+
+
+def format_indices(bad: np.ndarray) -> str:
+    """``"0-3, 7, 10-12"`` for the True entries of a boolean array (at most 6 ranges)."""
+    idx = np.flatnonzero(bad)
+    ranges: list[tuple[int, int]] = []
+    for i in idx.tolist():
+        if ranges and i == ranges[-1][1] + 1:
+            ranges[-1] = (ranges[-1][0], i)
+        else:
+            ranges.append((i, i))
+    parts = [f"{a}" if a == b else f"{a}-{b}" for a, b in ranges[:6]]
+    if len(ranges) > 6:
+        parts.append("...")
+    return ", ".join(parts)
+
+
+def nonfinite_terms(diag, rate=None) -> list[str]:
+    """Descriptions of the non-finite terms of a ``physics.Diagnostics`` (and of the full
+    right-hand side ``rate``, for the state slot), in :data:`TERMS` order."""
+    out = []
+    for name, label, where in TERMS:
+        value = getattr(diag, name, None)
+        if value is None:
+            continue
+        arr = np.asarray(value, dtype=np.float64)
+        bad = ~np.isfinite(arr)
+        if not bad.any():
+            continue
+        if arr.ndim == 0 or not where:
+            out.append(f"{label} = {float(arr.ravel()[0])!r}")
+        else:
+            out.append(f"{label} in {where}s {format_indices(bad)} of {arr.size}")
+    if rate is not None:
+        rate = np.asarray(rate, dtype=np.float64)
+        n_cells = np.asarray(diag.S).size
+        slot, cells = rate[: rate.size - n_cells], rate[rate.size - n_cells:]
+        if slot.size and not np.all(np.isfinite(slot)):
+            out.append("the rate of the core state slot")
+        bad = ~np.isfinite(cells)
+        if bad.any() and not any(item.startswith("dS/dt") for item in out):
+            # finite per second but not in the integrator's units (per year, S / 1000 J/kg/K)
+            out.append(f"dS/dt in cells {format_indices(bad)} of {n_cells} (overflows per year)")
+    return out
+
+
+def _initial_entropy(params, mesh) -> tuple[np.ndarray | None, float, float, str]:
+    """How :meth:`EntropySolver.initialize` makes the initial state: ``(S, T, P, label)``
+    with ``S`` the cells' entropy from the entropy file, or ``None`` and the (T, P) point
+    whose isentrope fills the mantle."""
+    ic = params.initial_condition
+    n_cells = int(mesh.number_of_cells)
+    if ic.initial_condition == 2:
+        from aragog.initial import read_entropy_profile
+
+        S = np.asarray(read_entropy_profile(ic.init_file, n_cells), dtype=np.float64)
+        return S, 0.0, 0.0, "entropy file"
+    if ic.initial_condition == 3:
+        return None, ic.basal_temperature, float(mesh.P_basic[0]), "isentrope through basal_temperature"
+    return None, ic.surface_temperature, float(mesh.P_basic[-1]), "isentrope through surface_temperature"
+
+
+def _initial_state(T, P, S_file, inputs, options, from_file: bool):
+    """Nondimensional y of the initial state (the state slot as ``physics.join_state``
+    makes it from the cells)."""
+    from aragog import physics
+    from aragog._jax import jnp
+
+    n = inputs.mesh.r_stag.shape[0]
+    S = S_file if from_file else jnp.full((n,), physics.surface_entropy_for_temperature(T, P, inputs, options))
+    return physics.join_state(S, None, inputs, options), S
+
+
+def _fast(T, P, S_file, t, inputs, options, from_file):
+    """The initial state and the full right-hand side there (one program)."""
+    from aragog import physics
+
+    y, S = _initial_state(T, P, S_file, inputs, options, from_file)
+    return S, physics.rhs(t, y, inputs, options)
+
+
+def _detailed(T, P, S_file, t, inputs, options, from_file):
+    """The initial state's diagnostics (every term), for naming what is not finite."""
+    from aragog import physics
+
+    y, _ = _initial_state(T, P, S_file, inputs, options, from_file)
+    return physics.diagnostics(t, y, inputs, options)
+
+
+#: Compiled probe programs of this process, by (program, static key, from_file); a few kept.
+_PROGRAMS: OrderedDict = OrderedDict()
+_KEEP = 8
+
+
+def _run_once(fn, args, options, from_file, static_key):
+    """Compile ``fn`` for these argument shapes (or reuse it) and call it once."""
+    from aragog._jax import jax
+
+    key = (fn.__name__, static_key, from_file)
+    compiled = _PROGRAMS.get(key)
+    if compiled is None:
+        compiled = jax.jit(functools.partial(fn, options=options, from_file=from_file)).lower(*args).compile(
+            _COMPILER_OPTIONS)
+        _PROGRAMS[key] = compiled
+        while len(_PROGRAMS) > _KEEP:
+            _PROGRAMS.popitem(last=False)
+    _PROGRAMS.move_to_end(key)
+    return compiled(*args)
+
+
+def probe_initial_state(params, mesh=None, eos_dir=None) -> ProbeResult:
+    """Evaluate the right-hand side once at the initial state; when a value is not finite,
+    evaluate the diagnostics too and name every non-finite term.
+
+    Args:
+        params: validated :class:`aragog.config.Parameters`.
+        mesh: its ``MeshArrays`` if already built (else built here).
+        eos_dir: EOS table directory overriding ``params.eos.dir`` (``--eos-dir``).
+
+    Returns:
+        A :class:`ProbeResult` when every term is finite.
+
+    Raises:
+        ConfigError: one line naming each non-finite term and its cells or nodes.
+    """
+    from aragog import eos, structure
+    from aragog._jax import jax
+    from aragog.solver import inputs as solver_inputs
+    from aragog.solver.cache import configure_compilation_cache
+
+    configure_compilation_cache(params.solver.jax_cache_dir or None)
+    mesh = mesh if mesh is not None else structure.mesh_from_params(params.mesh)
+    options = solver_inputs.physics_options(params)
+    eos_data = solver_inputs.load_tables(params, eos_dir)
+    if not isinstance(eos_data, eos.ConstantParams):
+        eos_data = eos_data.to_jax()
+    inputs = solver_inputs.physics_inputs(params, mesh, eos_data)
+    S_file, T, P, how = _initial_entropy(params, mesh)
+    from_file = S_file is not None
+    t = float(params.solver.start_time)
+    n_cells = int(mesh.number_of_cells)
+    args = (float(T), float(P), S_file if from_file else np.zeros(n_cells), t, inputs)
+    key = solver_inputs.static_key(options, inputs, eos_data)
+    S, rate = (np.asarray(x, dtype=np.float64) for x in _run_once(_fast, args, options, from_file, key))
+    if not np.all(np.isfinite(S)):
+        key = "basal_temperature" if params.initial_condition.initial_condition == 3 else "surface_temperature"
+        raise ConfigError(f"initial state: no entropy gives T = {T:g} K at P = {P:.4g} Pa in the EOS "
+                          f"(`initial_condition.{key}`)")
+    if np.all(np.isfinite(rate)):
+        scale = float(inputs.scales.S)
+        return ProbeResult(time=t, how=how, S_range=(float(S.min()), float(S.max())),
+                           max_rate=float(np.max(np.abs(rate[-n_cells:]))) * scale)
+    diag = jax.tree_util.tree_map(np.asarray, _run_once(_detailed, args, options, from_file, key))
+    bad = nonfinite_terms(diag, rate) or ["dS/dt (the right-hand side)"]
+    raise ConfigError(f"the right-hand side is not finite at the initial state (t = {t:g} yr, {how}): "
+                      f"{'; '.join(bad)} (cells and nodes counted from the CMB)")
