@@ -138,16 +138,18 @@ class UpstreamEntropySolver(EntropySolver):
     def _has_slot(self) -> bool:
         return bool(self._options is not None and self._options.energy_balance)
 
-    def _upstream_state(self, S, slot) -> np.ndarray:
-        return np.concatenate([S, [slot]]) if slot is not None and self._has_slot() else np.asarray(S)
+    @staticmethod
+    def _upstream_state(S, slot) -> np.ndarray:
+        return np.concatenate([S, [slot]]) if slot is not None else np.asarray(S)
 
     @property
     def _S0(self) -> np.ndarray | None:
-        """The current state in the upstream layout (entropy of the cells, then dS/dr at
-        the CMB for the energy-balance core), physical units."""
+        """The current state in the upstream layout, physical units: the entropy of the
+        cells, then the boundary slot (dS/dr at the CMB for "energy_balance" and
+        "gradient", T_core for "bower2018")."""
         if self._S is None:
             return None
-        return self._upstream_state(self._S, self._dSdr_cmb)
+        return self._upstream_state(*self._split(self._y0()))
 
     def set_initial_entropy(self, S_init) -> None:
         """Entropy per cell [J/kg/K] (or a scalar; or the full upstream state with the CMB
@@ -158,6 +160,10 @@ class UpstreamEntropySolver(EntropySolver):
         arr = np.asarray(S_init, dtype=np.float64)
         n = self.n_cells
         given_slot = None
+        if arr.ndim == 1 and arr.size == n + 1 and self._options.core_temperature_slot:
+            EntropySolver.set_initial_entropy(self, arr[:n])
+            self._T_core = float(arr[n])
+            return
         if arr.ndim == 1 and arr.size == n + 1 and self._has_slot():
             arr, given_slot = arr[:n], float(arr[n])
         EntropySolver.set_initial_entropy(self, arr)
@@ -206,6 +212,8 @@ class UpstreamEntropySolver(EntropySolver):
         scale = np.full(self._bound.n, float(sc.S))
         if self._has_slot():
             scale[0] = float(sc.dSdr)
+        elif self._options.core_temperature_slot:
+            scale[0] = float(sc.T)
         return NonDimScales.for_solver(self, scale)
 
     def _call_factory(self) -> None:
