@@ -1,0 +1,177 @@
+"""The upstream-compatible adapters (docs/compat.md): aragog.parser, aragog.eos.entropy,
+aragog.mesh, aragog_file_logger, the calendar version, and the solver's upstream meanings
+(exact identities; the PROTEUS call sequence itself is in tests/compat/)."""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import aragog
+from aragog import aragog_file_logger, eos
+from aragog.errors import ConfigError
+from aragog.eos.entropy import EntropyEOS
+from aragog.mesh import derive_core_density_from_mesh
+from aragog.parser import (Parameters, _BoundaryConditionsParameters, _EnergyParameters,
+                           _InitialConditionParameters, _MeshParameters, _PhaseMixedParameters,
+                           _PhaseParameters, _Radionuclide, _SolverParameters)
+
+
+def upstream_params(const=True, **energy) -> Parameters:
+    """Parameters built the way PROTEUS's setup_solver builds them (small mesh)."""
+    return Parameters(
+        boundary_conditions=_BoundaryConditionsParameters(
+            outer_boundary_condition=4, outer_boundary_value=1e5, inner_boundary_condition=1,
+            inner_boundary_value=4000, emissivity=1, equilibrium_temperature=300, core_heat_capacity=880),
+        energy=_EnergyParameters(conduction=True, convection=True, gravitational_separation=True, mixing=True,
+                                 radionuclides=True, tidal=False, **energy),
+        initial_condition=_InitialConditionParameters(initial_condition=3, surface_temperature=3000,
+                                                      basal_temperature=7000),
+        mesh=_MeshParameters(outer_radius=6.371e6, inner_radius=3.504e6, number_of_nodes=20,
+                             mixing_length_profile="nearest_boundary", core_density=10738.0),
+        phase_liquid=_PhaseParameters(density=Path("density_melt.dat"), heat_capacity=Path("hc.dat"), melt_fraction=1,
+                                      thermal_conductivity=4.0, thermal_expansivity=Path("a.dat"), viscosity=1e2),
+        phase_solid=_PhaseParameters(density=4200.0, heat_capacity=1000.0, melt_fraction=0, thermal_conductivity=4.0,
+                                     thermal_expansivity=1e-5, viscosity=1e21),
+        phase_mixed=_PhaseMixedParameters(latent_heat_of_fusion=4e6, rheological_transition_melt_fraction=0.4,
+                                          rheological_transition_width=0.15, solidus=Path("s.dat"),
+                                          liquidus="l.dat", phase="mixed", phase_transition_width=0.1,
+                                          grain_size=1e-3, matprop_smooth_width=0.01, const_properties=const),
+        radionuclides=[_Radionuclide(name="K40", t0_years=4.55e9, abundance=1.1668e-4, concentration=310,
+                                     heat_production=2.8761e-5, half_life_years=1.248e9),
+                       _Radionuclide(name="Al26", t0_years=4.55e9, abundance=0.0, concentration=0.0,
+                                     heat_production=0.3583, half_life_years=0.717e6)],
+        solver=_SolverParameters(start_time=0, end_time=0, atol=0.01, rtol=1e-6),
+    )
+
+
+def test_calendar_version_satisfies_proteus():
+    assert re.fullmatch(r"\d\d\.\d\d\.\d\d", aragog.__version__)
+    assert tuple(int(x) for x in aragog.__version__.split(".")) >= (26, 7, 4)
+
+
+def test_file_logger_writes_once_per_message(tmp_path):
+    logger = aragog_file_logger(console_level=logging.WARNING, file_level="DEBUG", log_dir=tmp_path)
+    aragog_file_logger(console_level=logging.WARNING, file_level="DEBUG", log_dir=tmp_path)  # replaces
+    logging.getLogger("aragog.test").debug("hello from the test")
+    for handler in logger.handlers:
+        handler.flush()
+    assert (tmp_path / "aragog.log").read_text().count("hello from the test") == 1
+
+
+def test_parameters_normalise_like_upstream():
+    p = upstream_params()
+    assert p.boundary_conditions.inner_boundary_value == 0.0  # core cooling: value unused
+    assert p.boundary_conditions.param_utbl_const == 0.0  # no UTBL
+    assert p.radionuclides[0].concentration == pytest.approx(310e-6, rel=1e-15)  # ppm -> mass fraction
+    native = p.to_config()
+    assert native.radionuclides[0].concentration == pytest.approx(310.0, rel=1e-12)  # back to ppm
+    assert native.phase_mixed.const_T_ref == 3500.0 and native.phase_mixed.const_S_ref == 3000.0
+    assert native.solver.atol == 0.01 and p.to_config(atol_scale=3.0).solver.atol == pytest.approx(0.03)
+    assert p.to_config().solver.output_points == 65
+
+
+def test_zero_amplitude_nuclide_heats_exactly_zero():
+    al26 = upstream_params().radionuclides[1]
+    assert al26.get_heating(0.0) == 0.0  # 0 x exp(huge): no NaN
+    k40 = upstream_params().radionuclides[0]
+    expected = 2.8761e-5 * 1.1668e-4 * 310e-6 * math.exp(math.log(2) * 4.55e9 / 1.248e9)
+    assert k40.get_heating(0.0) == pytest.approx(expected, rel=1e-14)
+
+
+def test_overflowing_nuclide_is_refused_by_name():
+    with pytest.raises(ConfigError, match="radionuclide Fe60"):
+        upstream_params().__class__(**{**upstream_params().__dict__, "radionuclides": [
+            _Radionuclide(name="Fe60", t0_years=4.55e9, abundance=1.0, concentration=1.0, heat_production=3.7e-2,
+                          half_life_years=2.62e6)]})
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("core_bc", "core_module", "core_module"),
+    ("core_bc", "nonsense", "unknown"),
+    ("outer_boundary_condition", 2, "Zahnle"),
+    ("inner_boundary_condition", 7, "inner_boundary_condition"),
+])
+def test_unavailable_boundary_modes_are_refused(field, value, message):
+    bc = upstream_params().boundary_conditions
+    setattr(bc, field, value)
+    with pytest.raises(ConfigError, match=message):
+        bc.normalize()
+
+
+def test_unknown_solver_method_is_refused():
+    with pytest.raises(ConfigError, match="solver_method"):
+        _EnergyParameters(conduction=True, convection=True, gravitational_separation=True, mixing=True,
+                          radionuclides=False, tidal=False, solver_method="euler")
+
+
+def test_from_file_reads_both_syntaxes(tmp_path):
+    ini = tmp_path / "a.cfg"
+    sections = {
+        "solver": "start_time = 0\nend_time = 10\n",
+        "boundary_conditions": ("outer_boundary_condition = 4\nouter_boundary_value = 100\n"
+                                "inner_boundary_condition = 2\ninner_boundary_value = 0\nemissivity = 1\n"
+                                "equilibrium_temperature = 273\ncore_heat_capacity = 880\n"),
+        "mesh": ("outer_radius = 6371000\ninner_radius = 5371000\nnumber_of_nodes = 12\n"
+                 "mixing_length_profile = constant\ncore_density = 10738\n"),
+        "energy": ("conduction = True\nconvection = True\ngravitational_separation = False\nmixing = False\n"
+                   "radionuclides = False\ntidal = False\n"),
+        "initial_condition": "surface_temperature = 3600\n",
+        "phase_liquid": ("density = 4000\nviscosity = 1E2\nheat_capacity = 1000\nmelt_fraction = 1\n"
+                         "thermal_conductivity = 4\nthermal_expansivity = 1.0E-5\n"),
+        "phase_solid": ("density = 4200\nviscosity = 1E21\nheat_capacity = 1000\nmelt_fraction = 0\n"
+                        "thermal_conductivity = 4\nthermal_expansivity = 1.0E-5\n"),
+        "phase_mixed": ("latent_heat_of_fusion = 4e6\nrheological_transition_melt_fraction = 0.4\n"
+                        "rheological_transition_width = 0.15\nsolidus = s.dat\nliquidus = l.dat\nphase = mixed\n"
+                        "phase_transition_width = 0.1\ngrain_size = 1.0E-3\n"),
+    }
+    ini.write_text("".join(f"[{k}]\n{v}\n" for k, v in sections.items()))
+    p = Parameters.from_file(ini)
+    assert p.mesh.number_of_nodes == 12 and p.phase_solid.viscosity == 1e21 and p.energy.convection is True
+    assert p.to_config().mesh.mixing_length_profile == "constant"
+
+
+def test_phase_file_name_only_where_tables_supply_it():
+    p = upstream_params(const=False)
+    p.phase_liquid.viscosity = Path("visc.dat")
+    with pytest.raises(ConfigError, match="phase_liquid.viscosity"):
+        p.to_config()
+
+
+@pytest.fixture(scope="module")
+def table_dir(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("tables")
+    eos.write_default_tables(directory)
+    return directory
+
+
+def test_entropy_eos_inverts_its_own_temperature(table_dir):
+    e = EntropyEOS(table_dir)
+    assert e.P_min < 1e5 < e.P_max
+    for P, T in [(1e5, 2500.0), (1e5, 3500.0), (5e10, 4000.0)]:
+        S = e.invert_temperature(P, T)
+        # brentq to xtol 1e-10 J/kg/K; T varies by ~1 K per J/kg/K: 1e-7 K is a safe bound.
+        assert e.temperature_scalar(P, S) == pytest.approx(T, abs=1e-7)
+    S = np.array([2000.0, 2500.0, 3000.0])
+    # array and scalar queries run the same evaluator; XLA may vectorise the array case (last bit)
+    np.testing.assert_allclose(e.temperature(1e9, S), [e.temperature_scalar(1e9, s) for s in S], rtol=1e-14)
+    with pytest.raises(aragog.EOSError, match="outside"):
+        e.invert_temperature(1e5, 1e7)
+
+
+def test_core_density_from_structure_file(tmp_path):
+    path = tmp_path / "zalmoxis_output.dat"
+    r = np.linspace(3.5e6, 6.4e6, 30)
+    np.savetxt(path, np.column_stack([r, np.linspace(1.3e11, 1e5, 30), np.full(30, 4500.0),
+                                      np.full(30, 9.8), np.full(30, 3000.0)]))  # 5 columns (Zalmoxis)
+    assert derive_core_density_from_mesh(path, 1.9e24) == pytest.approx(1.9e24 / (4 / 3 * math.pi * 3.5e6**3),
+                                                                         rel=1e-14)
+    with pytest.raises(FileNotFoundError):
+        derive_core_density_from_mesh(tmp_path / "missing.dat", 1.0)
+    with pytest.raises(ValueError):
+        derive_core_density_from_mesh(path, 0.0)
