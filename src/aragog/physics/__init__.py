@@ -29,6 +29,13 @@ from aragog.physics.boundary import (
     surface_flux,
     utbl_radiating_temperature,
 )
+from aragog.physics.core import (
+    conductive_cmb_flux,
+    core_temperature_rate,
+    entropy_layout,
+    gradient_layout,
+    radial_basic_nodes,
+)
 from aragog.physics.heating import (
     EARTH_RADIONUCLIDES,
     cell_heating,
@@ -123,6 +130,12 @@ __all__ = [
     "surface_flux",
     "quasi_steady_cmb_flux",
     "core_entropy_rate",
+    # core modes "gradient" and "bower2018"
+    "radial_basic_nodes",
+    "conductive_cmb_flux",
+    "core_temperature_rate",
+    "gradient_layout",
+    "entropy_layout",
     # transport
     "material_state",
     "conductive_flux",

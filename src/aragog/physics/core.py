@@ -15,6 +15,8 @@ __all__ = [
     "radial_basic_nodes",
     "conductive_cmb_flux",
     "core_temperature_rate",
+    "gradient_layout",
+    "entropy_layout",
 ]
 
 
@@ -54,3 +56,27 @@ def core_temperature_rate(F_0, A_0, core_mass, core_cp):
     CMB heat flow F_0 A_0 [W]."""
     return -F_0 * A_0 / (core_mass * core_cp)
 
+
+
+def gradient_layout(S, dSdr_cmb, mesh):
+    """The upstream "gradient" state, y_g = [G_0, ..., G_N, S_{N-1}] (N+2,), of the cell
+    entropies S (N,) [J/kg/K] and the CMB gradient [J/kg/K/m]: the gradients of
+    :func:`radial_basic_nodes` (G_N = G_{N-1}) and the top cell's entropy.
+
+    The upstream seeds G from its own differentiation matrix (dS/dξ · dξ/dr, a 3-point
+    boundary stencil); these are the radial differences its reconstruction inverts, so
+    :func:`entropy_layout` returns S exactly (to rounding)."""
+    _, G = radial_basic_nodes(S, dSdr_cmb, mesh)
+    return jnp.concatenate([G, S[-1:]])
+
+
+def entropy_layout(y_g, mesh):
+    """(S (N,), dSdr_cmb) of an upstream "gradient" state y_g (N+2,): S rebuilt by
+    integrating from the top cell inward, S_i = S_{i+1} - G_{i+1} (r_s,i+1 - r_s,i)
+    (upstream ``_reconstruct_entropy``), dSdr_cmb = G_0. G_N is not used: in this package's
+    formulation the surface gradient is G_{N-1} (equal when the state was made that way)."""
+    G_int = y_g[1:-2]
+    steps = G_int * (mesh.r_stag[1:] - mesh.r_stag[:-1])  # S_{i+1} - S_i, i = 0..N-2
+    below = jnp.cumsum(steps[::-1])[::-1]  # S_{N-1} - S_i for i = 0..N-2
+    S = jnp.concatenate([y_g[-1] - below, y_g[-1:]])
+    return S, y_g[0]
