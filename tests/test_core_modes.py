@@ -429,3 +429,34 @@ def test_solver_bower2018_conserves_core_plus_mantle_energy():
     # A second solve carries T_core over (hot start).
     solver.solve()
     assert solver.get_state().T_core < out1.T_core
+
+
+@pytest.mark.parametrize("mode", NEW_MODES)
+def test_blocks_compile_mode_matches_fused(mode):
+    # compile_mode "blocks" records the same physics functions (structure/thermal stages):
+    # per evaluation the two agree to rounding (1e-13 of each array's largest entry, the
+    # tolerance of tests/test_blocks.py: XLA contracts the arithmetic differently).
+    over = {"mesh.number_of_nodes": 12, "energy.radionuclides": False}
+    if mode == "temperature":
+        over.update({"boundary_conditions.inner_boundary_condition": 3,
+                     "boundary_conditions.inner_boundary_value": 4600.0})
+    else:
+        over["boundary_conditions.core_bc"] = mode
+    bound = {}
+    for compile_mode in ("fused", "blocks"):
+        solver = EntropySolver(load_config(CONSTANT, overrides={**over, "solver.compile_mode": compile_mode}))
+        solver.initialize()
+        if mode == "bower2018":
+            solver.set_initial_core_temperature(4700.0)
+        bound[compile_mode] = (solver._bound, solver._y0())
+    (F, y0), (B, _) = bound["fused"], bound["blocks"]
+    assert (B.n, B.ml, B.mu) == (F.n, F.ml, F.mu)
+    rng = np.random.default_rng(3)
+    for k in range(3):
+        y = y0 * (1.0 + 0.03 * rng.standard_normal(y0.shape))
+        for a, b in [(B.rhs(0.1 * k, y), F.rhs(0.1 * k, y)), (B.jac(0.1 * k, y), F.jac(0.1 * k, y))]:
+            a, b = np.asarray(a), np.asarray(b)
+            assert np.max(np.abs(a - b)) <= 1e-13 * np.max(np.abs(b))
+        db, df = B.call("diagnostics", 0.0, y), F.call("diagnostics", 0.0, y)
+        for field in ("T_core", "T_cmb", "F_cmb", "dSdr_cmb"):
+            assert float(getattr(db, field)) == pytest.approx(float(getattr(df, field)), rel=1e-12), field
