@@ -36,6 +36,7 @@ from aragog.physics import boundary as bnd
 from aragog.physics import core
 from aragog.physics import transport as tr
 from aragog.physics.heating import cell_heating
+from aragog.physics.energetics import energy_diagnostics
 from aragog.physics.inputs import PhysicsInputs, PhysicsOptions
 from aragog.physics.layout import band_widths, join_state, split_state, state_size  # noqa: F401 (re-exported)
 
@@ -347,6 +348,8 @@ class Diagnostics:
         cmb_power = F_0 A_0, surface_power = F_N A_N, heating_power = Σ ρ_i H_i V_i (EOS
         density: these close exactly, energy_rate = cmb_power - surface_power +
         heating_power, to rounding).
+    energy: :class:`aragog.physics.energetics.EnergyDiagnostics` (Cp_eff, melt volume
+        fraction, live-mass source powers, basic-node dS/dr, κ_h, c_p, ρ).
     """
 
     S: Any
@@ -385,6 +388,7 @@ class Diagnostics:
     cmb_power: Any
     surface_power: Any
     heating_power: Any
+    energy: Any = None  # EnergyDiagnostics (aragog.physics.energetics)
 
 
 def _rheological_front_depth(phi_b, r_b, phi_rheo):
@@ -442,4 +446,5 @@ def diagnostics_of(ev: _Evaluation, inputs: PhysicsInputs, options: PhysicsOptio
         energy_rate=jnp.sum(st_c.rho * st_c.T * V * ev.dSdt),
         cmb_power=ev.F[0] * A[0], surface_power=ev.F[-1] * A[-1],
         heating_power=jnp.sum(st_c.rho * ev.H * V),
+        energy=energy_diagnostics(st_c, st_b, ev.dSdr_b, ev.H_radio, ev.H_tidal, inputs, options),
     )

@@ -28,6 +28,7 @@ from aragog.solver import inputs as _inputs
 from aragog.csdl.compiling import compile_keyed
 from aragog.solver.backends import integrate
 from aragog.solver.blocks import BlockPrograms
+from aragog.solver.budget import EnergyBook
 from aragog.solver.cache import configure_compilation_cache
 from aragog.solver.engines import compile_stats, shared_programs, store_key
 from aragog.solver.jitpair import JitPair, ProgramStats
@@ -86,6 +87,7 @@ class EntropySolver:
         self._time: float | None = None  # model time of the state [yr]
         self._records: list[tuple[np.ndarray, np.ndarray, object]] = []  # (t yr, y, inputs)
         self._last: dict | None = None
+        self._energy = EnergyBook()  # energy budget of get_state (aragog.solver.budget)
         self._initial_stats = {"traces": 0, "compiles": 0, "loads": 0, "trace_seconds": 0.0,
                                "compile_seconds": 0.0, "calls": 0, "call_seconds": 0.0, "source": "none"}
 
@@ -393,14 +395,20 @@ class EntropySolver:
         last = self._last or {"status": 0, "message": "not integrated yet", "t0": t, "t_final": t,
                               "result": None, "wall": 0.0}
         res = last["result"]
+        energy = self._energy.state_fields(d, self._inputs, self._options)
+        energy.update(self._energy.step_fields(self._records, self._bind, self._options, self._last))
         return SolverOutput(
             time=float(t), status=last["status"], message=last["message"],
             dt_actual=float(last["t_final"] - last["t0"]),
             **_as_output_fields(d, self._inputs, self._options),
             nfev=res.nfev if res else 0, njev=res.njev if res else 0, nsteps=res.nsteps if res else 0,
             integrator=res.integrator if res else _METHODS[self._params.solver.method],
-            wall_seconds=float(last["wall"]),
+            wall_seconds=float(last["wall"]), **energy,
         )
+
+    def _bind(self, inputs):
+        """The programs bound to ``inputs`` (the current binding when they are the current inputs)."""
+        return self._bound if inputs is self._inputs else self._pair.bind(inputs, self._calls)
 
     @property
     def integration_result(self):
@@ -474,7 +482,10 @@ class EntropySolver:
                 rows.append((float(t), bound.call("diagnostics", float(t), y), inp))
         times = np.array([r[0] for r in rows])
         outs = [_as_output_fields(d, inp, self._options) for _, d, inp in rows]
+        for o, (_, d, inp) in zip(outs, rows):
+            o.update(self._energy.state_fields(d, inp, self._options))
         scalars = {k: np.array([o[k] for o in outs]) for k in SCALAR_FIELDS if outs[0].get(k) is not None}
+        scalars.update(self._energy.history_fields(rows, len(self._records[-1][0]), self._options))
         snap = select_snapshots(times, int(self._params.output.snapshots))
         profiles = {k: np.stack([outs[i][k] for i in snap]) for k in STAGGERED_FIELDS + BASIC_FIELDS}
         mesh = self._records[-1][2].mesh
@@ -543,4 +554,7 @@ def _as_output_fields(d, inputs, options) -> dict:
         "F_cmb": float(d.F_cmb), "F_surface": float(d.F_surface), "Q_radio_total": float(d.Q_radio_total),
         "Q_tidal_total": float(d.Q_tidal_total), "E_th": float(d.E_th), "RF_depth": float(d.RF_depth),
         "dSdr_cmb": float(d.dSdr_cmb) if options.energy_balance else None,
+        "dSdr_b": d.energy.dSdr_basic, "eddy_diff": d.energy.eddy_diff, "cp_basic": d.energy.cp_basic,
+        "rho_basic": d.energy.rho_basic, "Phi_global_vol": float(d.energy.Phi_global_vol),
+        "Cp_eff": float(d.energy.Cp_eff),
     }

@@ -44,6 +44,10 @@ FIELD_META: dict[str, FieldMeta] = {
     "jmix_b": FieldMeta("basic", "W m-2", "heat flux of convective mixing"),
     "T_basic": FieldMeta("basic", "K", "temperature at the cell boundaries"),
     "phi_basic": FieldMeta("basic", "1", "melt fraction at the cell boundaries"),
+    "dSdr_b": FieldMeta("basic", "J kg-1 K-1 m-1", "radial entropy gradient at the cell boundaries"),
+    "eddy_diff": FieldMeta("basic", "m2 s-1", "thermal eddy diffusivity of the convective flux"),
+    "cp_basic": FieldMeta("basic", "J kg-1 K-1", "heat capacity at the cell boundaries"),
+    "rho_basic": FieldMeta("basic", "kg m-3", "density (EOS) at the cell boundaries"),
     # scalars
     "T_magma": FieldMeta("scalar", "K", "surface (magma ocean) temperature"),
     "T_core": FieldMeta("scalar", "K", "mean core temperature"),
@@ -58,6 +62,20 @@ FIELD_META: dict[str, FieldMeta] = {
     "E_th": FieldMeta("scalar", "J", "thermal energy of the mantle"),
     "RF_depth": FieldMeta("scalar", "1", "depth of the rheological front (fraction of mantle depth)"),
     "dSdr_cmb": FieldMeta("scalar", "J kg-1 K-1 m-1", "entropy gradient at the core-mantle boundary"),
+    # energy budget (aragog.solver.budget, aragog.physics.energetics / heat_content)
+    "Phi_global_vol": FieldMeta("scalar", "1", "volume-weighted mantle melt (volume) fraction"),
+    "Cp_eff": FieldMeta("scalar", "J kg-1 K-1", "effective heat capacity: EOS-mass-weighted c_p over the mantle mass"),
+    "E_state": FieldMeta("scalar", "J", "mantle enthalpy sum(rho V h(P, S)) (EOS; table-corner anchor)"),
+    "E_state_cons": FieldMeta("scalar", "J", "mantle enthalpy sum(m h(P, S)) with the structural cell mass"),
+    "step_dE_F_int_J": FieldMeta("scalar", "J", "surface boundary energy over the solve, -int F_surface A dt"),
+    "step_dE_F_cmb_J": FieldMeta("scalar", "J", "core-mantle boundary energy over the solve, int F_cmb A dt"),
+    "step_dE_Q_radio_J": FieldMeta("scalar", "J", "radiogenic energy over the solve (EOS cell mass)"),
+    "step_dE_Q_tidal_J": FieldMeta("scalar", "J", "tidal energy over the solve (EOS cell mass)"),
+    "step_dE_Q_radio_cons_J": FieldMeta("scalar", "J", "radiogenic energy over the solve (structural cell mass)"),
+    "step_dE_Q_tidal_cons_J": FieldMeta("scalar", "J", "tidal energy over the solve (structural cell mass)"),
+    "step_solver_residual_J": FieldMeta("scalar", "J", "energy residual of the discrete entropy equation over the solve"),
+    "step_dE_compression_J": FieldMeta("scalar", "J", "adiabatic compression work of the structure change before the solve"),
+    "step_dE_state_heat_J": FieldMeta("scalar", "J", "heat content change over the solve, sum V int rho T dS"),
 }
 
 STAGGERED_FIELDS = tuple(k for k, m in FIELD_META.items() if m.dim == "staggered")
@@ -118,3 +136,22 @@ class SolverOutput:
     nsteps: int
     integrator: str
     wall_seconds: float = 0.0
+    # energy budget (docs/output.md "Energy budget"; aragog.solver.budget): basic (N+1,)
+    dSdr_b: np.ndarray | None = None
+    eddy_diff: np.ndarray | None = None
+    cp_basic: np.ndarray | None = None
+    rho_basic: np.ndarray | None = None
+    # scalars [J] unless stated; step_*: over the solve window, positive into the mantle
+    Phi_global_vol: float = float("nan")  # [1]
+    Cp_eff: float = float("nan")  # [J/kg/K]
+    E_state: float = float("nan")
+    E_state_cons: float = float("nan")
+    step_dE_F_int_J: float = 0.0
+    step_dE_F_cmb_J: float = 0.0
+    step_dE_Q_radio_J: float = 0.0
+    step_dE_Q_tidal_J: float = 0.0
+    step_dE_Q_radio_cons_J: float = 0.0
+    step_dE_Q_tidal_cons_J: float = 0.0
+    step_solver_residual_J: float = 0.0
+    step_dE_compression_J: float = 0.0
+    step_dE_state_heat_J: float = 0.0
