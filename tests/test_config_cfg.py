@@ -16,12 +16,12 @@ import pytest
 
 from aragog.cli import main
 from aragog.config import Parameters, load_config, read_config_file, to_toml
-from aragog.config.ini import convert, parse_ini_text
+from aragog.config.ini import convert
 from aragog.errors import ConfigError
 from aragog.probe import format_indices, probe_initial_state
 
 from conftest import INPUT
-from upstream_configs import NAMES, config_dict, config_text, render, upstream_dir, write_config
+from upstream_configs import NAMES, config_dict, render, upstream_dir, write_config
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "aragog" / "config"
 

@@ -3,8 +3,8 @@
 ``aragog validate`` runs :func:`probe_initial_state` after the file checks
 (:mod:`aragog.validation`): it builds the physics inputs the solver would build
 (:mod:`aragog.solver.inputs`), makes the initial entropy profile as
-:meth:`EntropySolver.initialize` does, and evaluates ``physics.rhs`` and
-``physics.diagnostics`` once. A NaN or infinity anywhere — the EOS (T, ρ, c_p, φ,
+:meth:`EntropySolver.initialize` does, and evaluates ``physics.rhs`` once (and, when a
+value is not finite, ``physics.diagnostics``). A NaN or infinity anywhere — the EOS (T, ρ, c_p, φ,
 viscosity), the heating, a flux (conductive, convective, gravitational separation,
 mixing), a boundary flux, dS/dt — is reported in one line with the cells (or basic nodes)
 where it occurs, counted from the CMB, so a run does not start from a state CVODE cannot
@@ -20,7 +20,6 @@ JAX's persistent compilation cache applies as in a run.
 from __future__ import annotations
 
 import functools
-import logging
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -29,8 +28,6 @@ import numpy as np
 from aragog.errors import ConfigError
 
 __all__ = ["ProbeResult", "probe_initial_state", "nonfinite_terms", "format_indices"]
-
-logger = logging.getLogger("aragog.validation")
 
 #: Diagnostics fields checked, in causal order: (field, what it is, "cell"/"node"/"").
 TERMS = (
