@@ -137,6 +137,8 @@ def test_same_errors_in_both_syntaxes(tmp_path: Path, edit, expected) -> None:
     ("[solver]\nstart_time = 0\nstart_time = 1\n", r"line 3: key `solver.start_time` appears twice"),
     ("[solver]\n[mesh]\n[solver]\n", r"line 3: section `\[solver\]` appears twice"),
     ("[solver]\nthis is not a key\n", r"INI syntax error at line 2: 'this is not a key'"),
+    ("[solver]\nstart_time = 0\nSTART_TIME = 1\n", r"key `solver.start_time` appears twice \(as `start_time` and "
+                                                   r"`START_TIME`\)"),
 ])
 def test_ini_syntax_errors(tmp_path: Path, text: str, pattern: str) -> None:
     path = write(tmp_path, "bad.cfg", text)

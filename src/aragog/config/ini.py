@@ -87,7 +87,10 @@ def parse_ini_text(text: str, source: str = "<string>") -> dict[str, dict[str, A
                           "(expected `key = value` or a [section] header)") from None
     except configparser.Error as exc:
         raise ConfigError(f"{source}: INI syntax error: {' '.join(str(exc).split())}") from None
-    return {name: coerce_ini_section(name, dict(parser.items(name))) for name in parser.sections()}
+    try:
+        return {name: coerce_ini_section(name, dict(parser.items(name))) for name in parser.sections()}
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
 
 
 def read_ini(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
