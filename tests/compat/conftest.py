@@ -1,6 +1,6 @@
 """Fixtures of the PROTEUS-compatibility tests: the generated inputs and the in-process runs.
 
-Each (mode, backend) sequence runs once per session against THIS package and is shared by
+Each (mode, backend, structure) sequence runs once per session against THIS package and is shared by
 ``test_proteus_sequence.py`` and ``test_upstream_parity.py``.
 """
 
@@ -33,19 +33,20 @@ class _Runs:
         self.tmp = tmp_path_factory
         self.cache: dict = {}
 
-    def get(self, mode: str, backend: str):
-        key = (mode, backend)
+    def get(self, mode: str, backend: str, structure: str = "dummy"):
+        key = (mode, backend, structure)
         if key not in self.cache:
             try:
                 record, solver = proteus_sequence.run_sequence(
-                    mode=mode, backend=backend, workdir=self.tmp.mktemp(f"seq_{mode}_{backend}"),
+                    mode=mode, backend=backend, structure=structure,
+                    workdir=self.tmp.mktemp(f"seq_{mode}_{backend}_{structure}"),
                     return_solver=True, **self.inputs)
                 self.cache[key] = (record, solver, None)
             except proteus_sequence.SequenceError as exc:
                 self.cache[key] = (None, None, exc)
         record, solver, exc = self.cache[key]
         if exc is not None:
-            raise AssertionError(f"the PROTEUS sequence ({mode}, {backend}) failed at {exc}\n"
+            raise AssertionError(f"the PROTEUS sequence ({mode}, {backend}, {structure}) failed at {exc}\n"
                                  + exc.__cause__.__class__.__name__ + ": " + str(exc.__cause__)) from exc
         return record, solver
 

@@ -32,6 +32,14 @@ Output (``--out``, JSON): per call ``T_magma, T_core, Phi_global, status, dt_act
 (plus wall time, window, inputs and diagnostics), the retry snapshots, the final state,
 and, on failure, the stage, the exception and its traceback.
 
+Structure (``--structure``): ``dummy`` (default) is PROTEUS's dummy module without a mesh
+file, i.e. the Adams-Williamson mesh (``eos_method = 1``); ``zalmoxis`` writes a
+Zalmoxis-style ``data/zalmoxis_output.dat`` (r, P, rho, g) before set-up and again before
+every coupled call (a structure re-solve for the new radius), which PROTEUS passes as
+``eos_method = 2`` / ``eos_file`` and ``reset()`` re-reads, with the core-density echo-back
+through ``derive_core_density_from_mesh`` (resolve_core_density, update_structure).
+``--tsurf`` sets ``planet.tsurf_init`` of table mode (default 3500 K: fully molten).
+
 Inputs: ``--eos-dir`` (P-S tables, SPIDER format: ``aragog eos generate DIR``),
 ``--lookup-dir`` (PROTEUS's P-T phase tables) and ``--melting-dir`` (``solidus_P-T.dat``,
 ``liquidus_P-T.dat``); ``tests/compat/_tables.py ROOT`` writes all three with this
@@ -165,6 +173,20 @@ PROTEUS_OUTPUT_FIELDS = (
 ).split()
 
 
+def write_structure_file(path, R_core: float, R_int: float, M_core: float,
+                         rho_mantle: float = 4500.0, n: int = 200) -> None:
+    """A Zalmoxis-style structure file (``zalmoxis_output.dat``): columns r [m] (CMB to
+    surface), P [Pa], rho [kg/m3], g [m/s2] of a uniform-density mantle over a point-mass
+    core: g = G M(r) / r^2, P(r) = integral of rho g from r to the surface (trapezoid)."""
+    G = 6.6743e-11
+    r = np.linspace(R_core, R_int, n)
+    M = M_core + 4.0 / 3.0 * math.pi * rho_mantle * (r**3 - R_core**3)
+    g = G * M / r**2
+    dP = 0.5 * (rho_mantle * g[1:] + rho_mantle * g[:-1]) * np.diff(r)
+    P = np.concatenate([np.cumsum(dP[::-1])[::-1], [0.0]])
+    np.savetxt(path, np.column_stack([r, P, np.full(n, rho_mantle), g]))
+
+
 class SequenceError(RuntimeError):
     """A stage of the sequence failed; ``stage`` names it."""
 
@@ -228,9 +250,13 @@ class Sequence:
     """One coupled run; ``run()`` returns the JSON-able record."""
 
     def __init__(self, mode: str, backend: str, eos_dir, lookup_dir, melting_dir, workdir,
-                 num_levels: int | None = None, reject_first_attempt: bool = True):
+                 num_levels: int | None = None, reject_first_attempt: bool = True,
+                 tsurf_init: float | None = None, structure: str = "dummy"):
         if mode not in ("const", "table"):
             raise ValueError(f"mode must be const or table, got {mode!r}")
+        if structure not in ("dummy", "zalmoxis"):
+            raise ValueError(f"structure must be dummy or zalmoxis, got {structure!r}")
+        self.structure = structure
         if backend not in ("jax", "numpy"):
             raise ValueError(f"backend must be jax or numpy, got {backend!r}")
         self.mode, self.backend = mode, backend
@@ -241,12 +267,15 @@ class Sequence:
         self.cfg = dict(CONFIG)
         if num_levels:
             self.cfg["num_levels"] = int(num_levels)
+        if tsurf_init:
+            self.cfg["tsurf_init"] = float(tsurf_init)
         self.cfg["const_properties"] = mode == "const"
         self.reject_first_attempt = reject_first_attempt
         self.stage = "init"
         self.record: dict = {
             "mode": mode,
             "backend": backend,
+            "structure": structure,
             "config": dict(self.cfg),
             "calls": [],
             "warnings": [],
@@ -264,6 +293,31 @@ class Sequence:
     def _warn(self, msg: str):
         log.warning(msg)
         self.record["warnings"].append(msg)
+
+    # ------------------------------------------------------------------ structure
+    @property
+    def structure_file(self) -> Path:
+        return self.workdir / "data" / "zalmoxis_output.dat"
+
+    def write_structure(self):
+        """The structure module's output for the current hf_row (a Zalmoxis re-solve)."""
+        if self.structure != "zalmoxis":
+            return
+        self.structure_file.parent.mkdir(parents=True, exist_ok=True)
+        write_structure_file(self.structure_file, self.hf_row["R_core"], self.hf_row["R_int"],
+                             self.hf_row["M_core"])
+
+    def resolve_core_density(self) -> float:
+        """proteus.interior_energetics.aragog.resolve_core_density."""
+        rho_core = float(self.cfg["core_density"])
+        M_core = float(self.hf_row.get("M_core", 0.0))
+        if M_core > 0.0 and self.structure_file.is_file():
+            self._at("resolve_core_density: derive_core_density_from_mesh")
+            rho_mesh = float(self.A.derive_core_density_from_mesh(str(self.structure_file), M_core))
+            if 1000.0 <= rho_mesh <= 30000.0:
+                self.hf_row["core_density"] = rho_mesh
+                return rho_mesh
+        return rho_core
 
     # ------------------------------------------------------------------ set-up
     def setup_solver(self):
@@ -300,7 +354,7 @@ class Sequence:
             mixing_length_profile=(
                 "nearest_boundary" if cfg["mixing_length"] == "nearest" else "constant"
             ),
-            core_density=cfg["core_density"],
+            core_density=self.resolve_core_density(),
             eos_method=1,
             surface_density=cfg["adams_williamson_rhos"],
             gravitational_acceleration=hf_row["gravity"],
@@ -309,6 +363,9 @@ class Sequence:
             mass_coordinates=cfg["mass_coordinates"],
             surface_pressure=float(hf_row.get("P_surf", 0.0)) * 1e5,
         )
+        if self.structure == "zalmoxis":
+            mesh.eos_method = 2  # User-defined EOS based on Zalmoxis
+            mesh.eos_file = str(self.structure_file)
         self._at("setup_solver: _EnergyParameters")
         energy_kwargs = dict(
             conduction=cfg["trans_conduction"],
@@ -598,6 +655,13 @@ class Sequence:
             solver.parameters.mesh.inner_radius = R_core_hf
         else:
             solver.parameters.mesh.inner_radius = 0.55 * hf_row["R_int"]
+        eos_file = getattr(solver.parameters.mesh, "eos_file", "") or ""
+        M_core = float(hf_row.get("M_core", 0.0))
+        if self.structure == "zalmoxis" and M_core > 0.0 and eos_file and os.path.isfile(eos_file):
+            rho_core_mesh = self.A.derive_core_density_from_mesh(eos_file, M_core)
+            if 1000.0 <= rho_core_mesh <= 30000.0:
+                solver.parameters.mesh.core_density = rho_core_mesh
+                hf_row["core_density"] = rho_core_mesh
 
     def update_solver(self, dt: float):
         solver, hf_row = self.solver, self.hf_row
@@ -707,6 +771,7 @@ class Sequence:
     def _call_record(self, label, t0_yr, t1_yr, out, wall, retry) -> dict:
         rec = {
             "label": label,
+            "core_density": float(self.solver.parameters.mesh.core_density),
             "t_start": t0_yr,
             "t_end": t1_yr,
             "F_atm": self.hf_row["F_atm"],
@@ -727,7 +792,7 @@ class Sequence:
             v = getattr(out, name, None)
             rec[name] = None if v is None else _jsonable(np.asarray(v, dtype=float).item()
                                                          if np.ndim(v) == 0 else None)
-        for name in ("mass_stag", "T_stag", "r_stag"):
+        for name in ("mass_stag", "T_stag", "r_stag", "T_basic", "phi_stag"):
             v = getattr(out, name, None)
             rec[name] = None if v is None else np.asarray(v, dtype=float).ravel().tolist()
         try:
@@ -782,6 +847,7 @@ class Sequence:
             self.record["core_density_expected"] = HF_ROW0["M_core"] / (4.0 / 3.0 * math.pi * HF_ROW0["R_core"] ** 3)
 
             self.tides = np.zeros(1)  # interior_o.tides before the first tides call
+            self.write_structure()
             t = time.perf_counter()
             self.setup_solver()
             self._at("initialize")
@@ -801,6 +867,8 @@ class Sequence:
                 self.hf_row["R_int"] = HF_ROW0["R_int"] * fR
                 self.hf_row["gravity"] = HF_ROW0["gravity"] * fg
                 self.tides = np.zeros(1) if tidal is None else np.full(n_stag, float(tidal))
+                self._at("structure re-solve (writes the structure file)")
+                self.write_structure()
                 self.setup_or_update_solver(dt)
                 reject = (1,) if (retry and self.reject_first_attempt) else ()
                 self.coupled_call(f"call{i}" + ("-retry" if retry else ""), dt, reject)
@@ -831,10 +899,12 @@ class Sequence:
 
 
 def run_sequence(mode="table", backend="numpy", eos_dir=None, lookup_dir=None, melting_dir=None,
-                 workdir=None, num_levels=None, return_solver=False):
+                 workdir=None, num_levels=None, return_solver=False, tsurf_init=None,
+                 structure="dummy"):
     """Run the sequence in this process; returns the JSON-able record (and the solver)."""
     workdir = workdir or tempfile.mkdtemp(prefix="proteus_seq_")
-    seq = Sequence(mode, backend, eos_dir, lookup_dir, melting_dir, workdir, num_levels)
+    seq = Sequence(mode, backend, eos_dir, lookup_dir, melting_dir, workdir, num_levels,
+                   tsurf_init=tsurf_init, structure=structure)
     record = seq.run()
     record = _jsonable(record)
     return (record, seq.solver) if return_solver else record
@@ -851,6 +921,13 @@ def main(argv=None) -> int:
                     help="write the three inputs under ROOT with this package first")
     ap.add_argument("--workdir", default=None, help="log and scratch directory")
     ap.add_argument("--nodes", type=int, default=None, help="num_levels (default %d)" % CONFIG["num_levels"])
+    ap.add_argument("--tsurf", type=float, default=None,
+                    help="planet.tsurf_init [K] of table mode (default %g: fully molten; 3000 "
+                         "starts partly crystallised at the base, slow for the upstream's numpy "
+                         "path)" % CONFIG["tsurf_init"])
+    ap.add_argument("--structure", choices=("dummy", "zalmoxis"), default="dummy",
+                    help="dummy: Adams-Williamson mesh (eos_method 1); zalmoxis: a structure "
+                         "file rewritten before every call and re-read by reset() (eos_method 2)")
     ap.add_argument("--out", default=None, help="JSON output (default: stdout)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -868,7 +945,7 @@ def main(argv=None) -> int:
         ap.error("--lookup-dir and --melting-dir are required (or --prepare ROOT)")
     workdir = args.workdir or tempfile.mkdtemp(prefix="proteus_seq_")
     seq = Sequence(args.mode, args.backend, args.eos_dir, args.lookup_dir, args.melting_dir,
-                   workdir, args.nodes)
+                   workdir, args.nodes, tsurf_init=args.tsurf, structure=args.structure)
     rc = 0
     try:
         seq.run()

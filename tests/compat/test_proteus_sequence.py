@@ -30,10 +30,19 @@ def _mass_mean_entropy(call) -> float:
     return float(m @ S / m.sum())
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("mode", MODES)
-def test_sequence_runs_and_is_physical(sequence_runs, mode, backend):
-    record, solver = sequence_runs.get(mode, backend)
+# (mode, backend, structure): every mode x backend on the Adams-Williamson mesh, and the
+# structure-file path (eos_method 2: a Zalmoxis-style file rewritten before each call and
+# re-read by reset(), with the core-density echo-back) in constant-property mode.
+CASES = [
+    pytest.param(m, b, "dummy", id=f"{m}-{b}",
+                 marks=[pytest.mark.slow] if m == "table" else [])
+    for m in ("const", "table") for b in BACKENDS
+] + [pytest.param("const", "numpy", "zalmoxis", id="const-numpy-structure-file")]
+
+
+@pytest.mark.parametrize(("mode", "backend", "structure"), CASES)
+def test_sequence_runs_and_is_physical(sequence_runs, mode, backend, structure):
+    record, solver = sequence_runs.get(mode, backend, structure)
     assert record["ok"], record.get("error")
     calls = _calls(record)
     assert [c["label"] for c in calls] == ["equilibrate"] + [
@@ -72,14 +81,13 @@ def test_sequence_runs_and_is_physical(sequence_runs, mode, backend):
         assert final[key] == calls[-1][key]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("mode", MODES)
-def test_retry_restores_pre_solve_state(sequence_runs, mode, backend):
+@pytest.mark.parametrize(("mode", "backend", "structure"), CASES)
+def test_retry_restores_pre_solve_state(sequence_runs, mode, backend, structure):
     """PROTEUS's ladder: set_initial_dSdr_cmb(snapshot), reset(), set_initial_entropy(S_ic)
     must give back exactly the state the rejected attempt started from (entropy and the
     CMB gradient slot), the halved window and the raised _atol_sf; afterwards the override
     is released and _atol_sf is 1 again."""
-    record, solver = sequence_runs.get(mode, backend)
+    record, solver = sequence_runs.get(mode, backend, structure)
     (call,) = [c for c in _calls(record) if c["label"].endswith("-retry")]
     retry = call["retry"]
     pre = np.asarray(retry["S0_pre"], dtype=float)
@@ -98,13 +106,12 @@ def test_retry_restores_pre_solve_state(sequence_runs, mode, backend):
     assert getattr(solver, "_dSdr_cmb_init", None) is None
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("mode", MODES)
-def test_no_retrace_after_first_coupled_call(sequence_runs, mode, backend):
+@pytest.mark.parametrize(("mode", "backend", "structure"), CASES)
+def test_no_retrace_after_first_coupled_call(sequence_runs, mode, backend, structure):
     """Inputs change between every call (F_atm, T_eqm, radius, gravity, tides, window,
     _atol_sf): traces and compiles of every program stay what they were after the first
     coupled call."""
-    record, solver = sequence_runs.get(mode, backend)
+    record, solver = sequence_runs.get(mode, backend, structure)
     calls = _calls(record)
     first = calls[1]["jit_stats"]
     assert first, "solver.jit_stats is missing"

@@ -44,13 +44,15 @@ def upstream_env() -> dict:
     return env
 
 
-def run_upstream(exe: str, mode: str, backend: str, inputs: dict, workdir: Path, timeout: float = 900) -> dict:
+def run_upstream(exe: str, mode: str, backend: str, inputs: dict, workdir: Path,
+                 structure: str = "dummy", timeout: float = 900) -> dict:
     """Run the sequence script under ``exe``; returns its JSON record (``ok`` False on failure)."""
     workdir.mkdir(parents=True, exist_ok=True)
     out = workdir / "record.json"
     cmd = [exe, str(SCRIPT), "--mode", mode, "--backend", backend,
            "--eos-dir", inputs["eos_dir"], "--lookup-dir", inputs["lookup_dir"],
-           "--melting-dir", inputs["melting_dir"], "--workdir", str(workdir), "--out", str(out)]
+           "--melting-dir", inputs["melting_dir"], "--structure", structure,
+           "--workdir", str(workdir), "--out", str(out)]
     proc = subprocess.run(cmd, cwd=str(workdir), env=upstream_env(), capture_output=True,
                           text=True, timeout=timeout)
     if not out.is_file():
@@ -64,17 +66,20 @@ _UPSTREAM_CACHE: dict = {}
 
 
 @pytest.fixture(scope="session")
-def upstream_runs(sequence_inputs, tmp_path_factory):
+def upstream_runs(request, tmp_path_factory):
     exe = upstream_python()
     if exe is None:
-        pytest.skip("no upstream aragog interpreter: set ARAGOG_UPSTREAM_PYTHON to a python with "
-                    f"fwl-aragog installed ({DEFAULT_UPSTREAM_PYTHON} does not exist); CI has none")
+        wanted = os.environ.get("ARAGOG_UPSTREAM_PYTHON") or DEFAULT_UPSTREAM_PYTHON
+        pytest.skip(f"no upstream aragog interpreter ({wanted} is not an executable): set "
+                    "ARAGOG_UPSTREAM_PYTHON to a python with fwl-aragog installed; CI has none")
+    sequence_inputs = request.getfixturevalue("sequence_inputs")
 
-    def get(mode: str, backend: str) -> dict:
-        key = (mode, backend)
+    def get(mode: str, backend: str, structure: str = "dummy") -> dict:
+        key = (mode, backend, structure)
         if key not in _UPSTREAM_CACHE:
-            _UPSTREAM_CACHE[key] = run_upstream(exe, mode, backend, sequence_inputs,
-                                                tmp_path_factory.mktemp(f"up_{mode}_{backend}"))
+            _UPSTREAM_CACHE[key] = run_upstream(
+                exe, mode, backend, sequence_inputs,
+                tmp_path_factory.mktemp(f"up_{mode}_{backend}_{structure}"), structure)
         return _UPSTREAM_CACHE[key]
 
     return get
@@ -82,19 +87,20 @@ def upstream_runs(sequence_inputs, tmp_path_factory):
 
 # The upstream's first JAX call compiles for about a minute; table mode is slow here anyway.
 CASES = [
-    pytest.param("const", "numpy", id="const-numpy"),
-    pytest.param("const", "jax", id="const-jax"),
-    pytest.param("table", "numpy", id="table-numpy", marks=pytest.mark.slow),
-    pytest.param("table", "jax", id="table-jax", marks=pytest.mark.slow),
+    pytest.param("const", "numpy", "dummy", id="const-numpy"),
+    pytest.param("const", "jax", "dummy", id="const-jax"),
+    pytest.param("const", "numpy", "zalmoxis", id="const-numpy-structure-file"),
+    pytest.param("table", "numpy", "dummy", id="table-numpy", marks=pytest.mark.slow),
+    pytest.param("table", "jax", "dummy", id="table-jax", marks=pytest.mark.slow),
 ]
 
 
-@pytest.mark.parametrize(("mode", "backend"), CASES)
-def test_upstream_parity(sequence_runs, upstream_runs, mode, backend):
-    up = upstream_runs(mode, backend)
+@pytest.mark.parametrize(("mode", "backend", "structure"), CASES)
+def test_upstream_parity(upstream_runs, sequence_runs, mode, backend, structure):
+    up = upstream_runs(mode, backend, structure)
     assert up.get("ok"), f"the sequence failed against the upstream: {up.get('error')}"
     assert str(REPO) not in str(up.get("aragog_file")), "the upstream interpreter imported this package"
-    ours, _ = sequence_runs.get(mode, backend)
+    ours, _ = sequence_runs.get(mode, backend, structure)
     assert [c["label"] for c in ours["calls"]] == [c["label"] for c in up["calls"]]
     failures = []
     for o, u in zip(ours["calls"], up["calls"]):
