@@ -20,7 +20,7 @@ __all__ = ["fmt", "coerce", "check_range", "coerce_and_check"]
 
 #: Extra words for a range failure, per key path.
 _RANGE_HINTS = {
-    "mesh.number_of_nodes": "two nodes bound one cell",
+    "mesh.number_of_nodes": "the physics needs two cells, bounded by three nodes",
 }
 
 #: Values that were supported by older aragog versions and are not any more.

@@ -171,7 +171,7 @@ _BOUNDARY = {
 _MESH = {
     "outer_radius": _pos("m", "planet (mantle surface) radius"),
     "inner_radius": _pos("m", "core radius (< outer_radius)"),
-    "number_of_nodes": Key("int", REQUIRED, "", "basic nodes (cells = nodes - 1)", lo=2),
+    "number_of_nodes": Key("int", REQUIRED, "", "basic nodes (cells = nodes - 1)", lo=3),
     "mixing_length_profile": Key("str", REQUIRED, "", "mixing length: distance to the nearest "
                                  "boundary, or a constant fraction of the mantle depth",
                                  choices=("nearest_boundary", "constant")),
