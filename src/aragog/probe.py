@@ -221,7 +221,11 @@ def probe_initial_state(params, mesh=None, eos_dir=None) -> ProbeResult:
     n_cells = int(mesh.number_of_cells)
     args = (float(T), float(P), S_file if from_file else np.zeros(n_cells), t, inputs)
     key = solver_inputs.static_key(options, inputs, eos_data)
-    S, rate = (np.asarray(x, dtype=np.float64) for x in _run_once(_fast, args, options, from_file, key))
+    try:
+        S, rate = (np.asarray(x, dtype=np.float64) for x in _run_once(_fast, args, options, from_file, key))
+    except ValueError as exc:  # the physics refusing these inputs (e.g. a mesh it cannot discretise)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"cannot evaluate the right-hand side at the initial state ({how}): {first}") from None
     if not np.all(np.isfinite(S)):
         key = "basal_temperature" if params.initial_condition.initial_condition == 3 else "surface_temperature"
         raise ConfigError(f"initial state: no entropy gives T = {T:g} K at P = {P:.4g} Pa in the EOS "
