@@ -33,7 +33,8 @@ SCRIPT = COMPAT / "proteus_sequence.py"
 DEFAULT_UPSTREAM_PYTHON = "/work/upvenv/bin/python"
 
 
-def _run(exe: str, mode: str, backend: str, inputs: dict, workdir: Path, nodes, env, tsurf=None) -> dict:
+def _run(exe: str, mode: str, backend: str, inputs: dict, workdir: Path, nodes, env, tsurf=None,
+         structure="dummy") -> dict:
     workdir.mkdir(parents=True, exist_ok=True)
     out = workdir / "record.json"
     cmd = [exe, str(SCRIPT), "--mode", mode, "--backend", backend, "--eos-dir", inputs["eos_dir"],
@@ -43,6 +44,7 @@ def _run(exe: str, mode: str, backend: str, inputs: dict, workdir: Path, nodes, 
         cmd += ["--nodes", str(nodes)]
     if tsurf:
         cmd += ["--tsurf", str(tsurf)]
+    cmd += ["--structure", structure]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=str(workdir), env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -114,6 +116,11 @@ def print_table(mode: str, backend: str, ours: dict, up: dict, cmp: dict) -> Non
               f"Phi_global {s['max_abs_Phi_global']:.4f} (abs)"
               + (f", bottom-cell T (upstream's T_core) {s['max_rel_T_stag0']:.3%}"
                  if s.get("max_rel_T_stag0") is not None else ""))
+        o_calls, u_calls = ours.get("calls", []), up.get("calls", [])
+        if len(o_calls) > 1 and o_calls[1].get("eddy_diff_ends") and u_calls[1].get("eddy_diff_ends"):
+            print(f"CMB node after call1: eddy diffusivity ours {o_calls[1]['eddy_diff_ends'][0]:.3g} "
+                  f"upstream {u_calls[1]['eddy_diff_ends'][0]:.3g} m2/s; heat flux ours "
+                  f"{o_calls[1]['heat_flux_ends'][0]:.3g} upstream {u_calls[1]['heat_flux_ends'][0]:.3g} W/m2")
         print(f"wall: set-up ours {s['ours_setup_s']:.2f}s upstream {s['upstream_setup_s']:.2f}s; "
               f"first call ours {s['ours_first_call_s']:.2f}s upstream {s['upstream_first_call_s']:.2f}s; "
               f"later calls (mean) ours {s['ours_later_calls_mean_s']:.3f}s "
@@ -130,6 +137,8 @@ def main(argv=None) -> int:
     ap.add_argument("--nodes", type=int, default=None, help="num_levels (the script's default otherwise)")
     ap.add_argument("--tsurf", type=float, default=None,
                     help="planet.tsurf_init [K] in table mode (3000: partly crystallised, Phi < 1)")
+    ap.add_argument("--structure", choices=("dummy", "zalmoxis"), default="dummy",
+                    help="dummy: Adams-Williamson mesh; zalmoxis: a structure file re-read by reset()")
     ap.add_argument("--workdir", default=None, help="inputs and per-run logs (default: a temporary dir)")
     ap.add_argument("--json", default=None, metavar="PATH", help="write the comparison and both records")
     args = ap.parse_args(argv)
@@ -151,9 +160,9 @@ def main(argv=None) -> int:
     for mode in args.modes:
         for backend in args.backends:
             ours = _run(sys.executable, mode, backend, inputs, root / f"ours_{mode}_{backend}", args.nodes, env_ours,
-                        args.tsurf)
+                        args.tsurf, args.structure)
             up = _run(args.upstream_python, mode, backend, inputs, root / f"up_{mode}_{backend}", args.nodes, env_up,
-                      args.tsurf)
+                      args.tsurf, args.structure)
             cmp = compare(ours, up)
             print_table(mode, backend, ours, up, cmp)
             results["runs"].append({"mode": mode, "backend": backend, **cmp, "ours": ours, "upstream": up})

@@ -792,6 +792,10 @@ class Sequence:
             v = getattr(out, name, None)
             rec[name] = None if v is None else _jsonable(np.asarray(v, dtype=float).item()
                                                          if np.ndim(v) == 0 else None)
+        for name in ("heat_flux", "eddy_diff", "jcond_b", "jconv_b", "jgrav_b", "jmix_b", "dSdr_b"):
+            v = getattr(out, name, None)  # the two bottom and the top basic nodes (diagnostics)
+            v = None if v is None else np.asarray(v, dtype=float).ravel()
+            rec[name + "_ends"] = None if v is None or v.size < 3 else [v[0], v[1], v[-1]]
         for name in ("mass_stag", "T_stag", "r_stag", "T_basic", "phi_stag"):
             v = getattr(out, name, None)
             rec[name] = None if v is None else np.asarray(v, dtype=float).ravel().tolist()
