@@ -460,3 +460,20 @@ def test_blocks_compile_mode_matches_fused(mode):
         db, df = B.call("diagnostics", 0.0, y), F.call("diagnostics", 0.0, y)
         for field in ("T_core", "T_cmb", "F_cmb", "dSdr_cmb"):
             assert float(getattr(db, field)) == pytest.approx(float(getattr(df, field)), rel=1e-12), field
+
+
+def test_solver_gradient_slot_is_the_energy_balance_slot():
+    # "gradient" keeps the energy-balance slot semantics: set_initial_dSdr_cmb sets it, the
+    # output reports it, and a solve carries it over.
+    solver = _solver("gradient")
+    solver.parameters.solver.method = "cvode"
+    solver.reset()
+    solver.initialize()
+    solver.set_initial_dSdr_cmb(-2.5e-5)
+    out = solver.get_state()
+    assert out.dSdr_cmb == pytest.approx(-2.5e-5, rel=1e-15)
+    assert solver._y0()[0] * float(solver._inputs.scales.dSdr) == pytest.approx(-2.5e-5, rel=1e-15)
+    solver.solve()
+    end = solver.get_state()
+    assert end.status == 0 and end.dSdr_cmb != out.dSdr_cmb
+    assert solver._y0()[0] * float(solver._inputs.scales.dSdr) == pytest.approx(end.dSdr_cmb, rel=1e-15)
