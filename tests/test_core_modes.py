@@ -155,6 +155,28 @@ def test_prescribed_cmb_node_temperature(constant):
         # F_0 is the flux laws' value at the node (the entropy equation uses it).
         F0 = float(d.jcond[0] + d.jconv[0] + d.jgrav[0] + d.jmix[0])
         assert float(d.F_cmb) == pytest.approx(F0, rel=1e-15)
+        assert _identity_error(d, inputs) < 1e-13
+
+
+def _identity_error(d, inputs):
+    """|Σ ρTV dS/dt - (F_0 A_0 - F_N A_N + Σ ρHV)| relative to the magnitudes of the terms
+    (every node's |F A| and the heating): rounding is ~N ε, so 1e-13 catches any missing
+    term (a wrong factor gives O(1))."""
+    A = np.asarray(inputs.mesh.area_basic)
+    scale = np.sum(np.abs(np.asarray(d.heat_flux) * A)) + abs(float(d.heating_power))
+    resid = float(d.energy_rate) - (float(d.cmb_power) - float(d.surface_power) + float(d.heating_power))
+    return abs(resid) / scale
+
+
+@pytest.mark.parametrize("surface_bc", [1, 5])
+def test_gradient_mode_energy_identity(surface_bc):
+    inputs = make_inputs(constant=True, surface_value=1500.0 if surface_bc == 5 else 1e5)
+    options = options_for("gradient", surface_bc, constant=True)
+    for seed in range(3):
+        d = _diag(0.1 * seed, random_state(inputs, options, seed), inputs, options)
+        assert _identity_error(d, inputs) < 1e-13
+        # F_0 = the flux laws at the CMB node with the slot gradient (as "energy_balance").
+        assert float(d.dSdr_cmb) == pytest.approx(float(random_state(inputs, options, seed)[0]) * 1e-4, rel=1e-15)
 
 
 # ----------------------------------------------------------------------------- bower2018
