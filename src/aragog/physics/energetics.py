@@ -33,8 +33,7 @@ from typing import Any
 
 from aragog._jax import jnp
 from aragog._pytree import data_pytree
-from aragog.physics import transport as tr
-from aragog.physics.inputs import PhysicsInputs, PhysicsOptions
+from aragog.physics.inputs import PhysicsInputs
 
 __all__ = ["EnergyDiagnostics", "energy_diagnostics", "melt_volume_fraction"]
 
@@ -66,27 +65,23 @@ def melt_volume_fraction(st):
     return jnp.clip(st.phi * rho_bulk / st.rho_liq, 0.0, 1.0)
 
 
-def energy_diagnostics(st_c, st_b, dSdr_b, H_radio, H_tidal, inputs: PhysicsInputs,
-                       options: PhysicsOptions) -> EnergyDiagnostics:
+def energy_diagnostics(st_c, st_b, dSdr_b, kappa_h, H_radio, H_tidal, inputs: PhysicsInputs) -> EnergyDiagnostics:
     """:class:`EnergyDiagnostics` of one state.
 
     Args:
         st_c, st_b: EOS and phase state at the N cells and the N+1 basic nodes.
         dSdr_b: (N+1,) entropy gradient at the basic nodes [J/kg/K/m].
+        kappa_h: (N+1,) thermal eddy diffusivity the convective flux used [m2/s] (zeros
+            with convection off).
         H_radio: radiogenic heating [W/kg], scalar or (N,); H_tidal: (N,) [W/kg].
     """
-    mesh, tp = inputs.mesh, inputs.transport
+    mesh = inputs.mesh
     V, m = mesh.volume_stag, mesh.mass_stag
     live = st_c.rho * V  # EOS (live) cell mass [kg]
-    if options.convection:
-        kappa = tr.mixing_length_diffusivity(st_b, dSdr_b, mesh.g_basic, mesh.mixing_length_basic)
-        eddy = tr.thermal_eddy_diffusivity(st_b, kappa, dSdr_b, tp)
-    else:
-        eddy = jnp.zeros_like(dSdr_b)
     M = jnp.sum(m)
     H_radio = jnp.broadcast_to(jnp.asarray(H_radio, dtype=jnp.float64), V.shape)
     return EnergyDiagnostics(
-        dSdr_basic=dSdr_b, eddy_diff=eddy, cp_basic=st_b.cp, rho_basic=st_b.rho,
+        dSdr_basic=dSdr_b, eddy_diff=kappa_h, cp_basic=st_b.cp, rho_basic=st_b.rho,
         Phi_global_vol=jnp.sum(melt_volume_fraction(st_c) * V) / jnp.sum(V),
         Cp_eff=jnp.sum(live * st_c.cp) / jnp.maximum(M, 1.0),
         Q_radio_live=jnp.sum(live * H_radio), Q_tidal_live=jnp.sum(live * H_tidal),

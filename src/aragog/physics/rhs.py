@@ -136,6 +136,7 @@ class _Fluxes(NamedTuple):
     jconv: Any
     jgrav: Any
     jmix: Any
+    kappa_h: Any = None  # thermal eddy diffusivity of jconv [m2/s] (zeros without convection)
 
 
 def _interior(x):
@@ -157,7 +158,7 @@ def _node_fluxes(st, S_b, dSdr_b, inputs, options) -> _Fluxes:
         kappa_h = tr.thermal_eddy_diffusivity(st, kappa, dSdr_b, tp)
         jconv = tr.convective_flux(st, dSdr_b, kappa_h)
     else:
-        jconv = zero
+        jconv = kappa_h = zero
     if options.gravitational_separation and two_phase:
         jgrav = _interior(tr.gravitational_separation_flux(st, mesh.g_basic, tp.grain_size, inputs.material.visc_liq))
     else:
@@ -167,7 +168,7 @@ def _node_fluxes(st, S_b, dSdr_b, inputs, options) -> _Fluxes:
         jmix = _interior(tr.mixing_flux(st, S_b, dSdr_b, dPdr, kappa_c, inputs.material.smooth_width))
     else:
         jmix = zero
-    return _Fluxes(jcond, jconv, jgrav, jmix)
+    return _Fluxes(jcond, jconv, jgrav, jmix, kappa_h)
 
 
 class StructureState(NamedTuple):
@@ -446,5 +447,5 @@ def diagnostics_of(ev: _Evaluation, inputs: PhysicsInputs, options: PhysicsOptio
         energy_rate=jnp.sum(st_c.rho * st_c.T * V * ev.dSdt),
         cmb_power=ev.F[0] * A[0], surface_power=ev.F[-1] * A[-1],
         heating_power=jnp.sum(st_c.rho * ev.H * V),
-        energy=energy_diagnostics(st_c, st_b, ev.dSdr_b, ev.H_radio, ev.H_tidal, inputs, options),
+        energy=energy_diagnostics(st_c, st_b, ev.dSdr_b, ev.fluxes.kappa_h, ev.H_radio, ev.H_tidal, inputs),
     )
