@@ -14,6 +14,16 @@ writes everything, both records included.
 
     python tools/compare_upstream.py                       # const + table, numpy + jax
     python tools/compare_upstream.py --modes const --backends numpy --json cmp.json
+
+The upstream interpreter (never used by CI; outside the repository): a Python 3.11 venv with
+``pip install --ignore-requires-python --only-binary=:all: fwl_aragog-*.whl numpy==<ours>
+typing_extensions jax==<ours> jaxlib==<ours> equinox`` (the wheel asks for Python >= 3.12,
+and the index's newest numpy needs 3.12 too). Its CVODE path needs
+``scikits-odes-sundials`` (3.x), which builds only against SUNDIALS >= 7 (Debian bookworm
+ships 6.4): build SUNDIALS 7 (CVODE, CVODES, IDA, IDAS) into a prefix, ``SUNDIALS_INST=PREFIX
+pip install scikits-odes-sundials``, and set the extension modules' rpath to PREFIX/lib.
+Without it the upstream warns and integrates with scipy's Radau, and its ``backend = jax``
+factory is never called (the factory is used on the CVODE path only).
 """
 
 from __future__ import annotations
