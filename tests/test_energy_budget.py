@@ -188,3 +188,40 @@ def test_time_quadrature_is_exact_for_cubics():
     np.testing.assert_allclose(interval_weights(t) @ f(t), F(t[1:]) - F(t[:-1]), rtol=1e-12, atol=1e-14)
     # two outputs: the trapezoid (exact for lines)
     assert quadrature_weights(np.array([1.0, 3.0])) @ np.array([1.0, 5.0]) == pytest.approx(6.0)
+
+
+def test_compression_work_of_a_structure_change(tmp_path):
+    """A new structure between two solves (the structure file rewritten with lower gravity,
+    so lower pressures): the second get_state reports the adiabatic work at the carried
+    entropy, Σ m_old ∫_{P_old}^{P_new} dp/ρ(p, S) < 0 (expansion); the first reports 0."""
+    from aragog.structure import AdamsWilliamson
+
+    path = tmp_path / "structure.txt"
+
+    def write(gravity):
+        aw = AdamsWilliamson(gravity=gravity)
+        r = np.linspace(3.4e6, 6.371e6, 400)
+        np.savetxt(path, np.column_stack([r, aw.pressure(r, 6.371e6), aw.density(r, 6.371e6),
+                                          np.full_like(r, gravity)]))
+
+    write(9.81)
+    solver = EntropySolver(load_config(EARTH, overrides={"mesh.number_of_nodes": 16, "solver.end_time": 5.0,
+                                                         "solver.output_points": 5, "mesh.eos_method": 2,
+                                                         "mesh.eos_file": str(path)}))
+    solver.initialize()
+    solver.solve()
+    first = solver.get_state()
+    assert first.step_dE_compression_J == 0.0
+    inputs_old = solver._inputs
+    write(9.0)
+    solver.reset()
+    solver.set_initial_entropy(first.S_final)
+    solver.solve()
+    out = solver.get_state()
+    P_old, P_new = np.asarray(inputs_old.mesh.P_stag), np.asarray(solver._inputs.mesh.P_stag)
+    assert np.all(P_new < P_old)
+    eos = NumpyEOS(inputs_old.eos, inputs_old.material.smooth_width, False)
+    trapezoid = np.sum(np.asarray(inputs_old.mesh.mass_stag) * (P_new - P_old) * 0.5
+                       * (1.0 / eos(P_old, first.S_final)[1] + 1.0 / eos(P_new, first.S_final)[1]))
+    assert out.step_dE_compression_J < 0
+    assert out.step_dE_compression_J == pytest.approx(trapezoid, rel=1e-3)
