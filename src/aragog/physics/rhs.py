@@ -145,6 +145,22 @@ def _interior(x):
     return jnp.concatenate([z, x[1:-1], z])
 
 
+def _cmb_from_first_interior(kappa_h):
+    """κ_h with the CMB node's value replaced by the first interior node's (N+1,) [m2/s].
+
+    As SPIDER (energy.c) and the upstream aragog do: the mixing length vanishes at the
+    wall ("nearest_boundary"), and the flux law evaluated on the boundary-extrapolated
+    gradient there would leave only the floor, so the CMB heat flux of the energy-balance
+    core would be set by conduction across a boundary layer one cell thick instead of by
+    the convecting interior above it (tens of times smaller at coupling resolutions).
+    Used with the cores whose CMB flux is the flux law at that node and a gradient slot
+    ("energy_balance", "gradient"); with a prescribed CMB temperature the node keeps its
+    own value (a Dirichlet node coupled to the interior's κ_h half a cell away made the
+    solve stall).
+    """
+    return jnp.concatenate([kappa_h[1:2], kappa_h[1:]])
+
+
 def _node_fluxes(st, S_b, dSdr_b, inputs, options) -> _Fluxes:
     """The four flux laws at all basic nodes [W/m2]; switched-off terms are zeros."""
     mesh, tp = inputs.mesh, inputs.transport
@@ -156,6 +172,8 @@ def _node_fluxes(st, S_b, dSdr_b, inputs, options) -> _Fluxes:
     kappa = tr.mixing_length_diffusivity(st, dSdr_b, mesh.g_basic, mesh.mixing_length_basic) if need_kappa else None
     if options.convection:
         kappa_h = tr.thermal_eddy_diffusivity(st, kappa, dSdr_b, tp)
+        if options.core_bc in ("energy_balance", "gradient"):
+            kappa_h = _cmb_from_first_interior(kappa_h)
         jconv = tr.convective_flux(st, dSdr_b, kappa_h)
     else:
         jconv = kappa_h = zero
