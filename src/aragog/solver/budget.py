@@ -66,18 +66,20 @@ def interval_weights(t) -> np.ndarray:
     if K < 2:
         return W
     m = min(K, 4)
-    gx = 0.5 * np.array([1.0 - 1.0 / np.sqrt(3.0), 1.0 + 1.0 / np.sqrt(3.0)])  # 2-point Gauss on [0, 1]
-    for k in range(K - 1):
-        lo = min(max(k - 1, 0), K - m)
-        idx = np.arange(lo, lo + m)
-        h = t[k + 1] - t[k]
-        # Lagrange basis of the stencil at the two Gauss points of [t_k, t_{k+1}] (exact
-        # for the cubic), in a coordinate relative to t_k (no cancellation at large t).
-        tau = (t[idx] - t[k]) / h
-        for x in gx:
-            for a, j in enumerate(idx):
-                others = np.delete(tau, a)
-                W[k, j] += 0.5 * h * np.prod((x - others) / (tau[a] - others))
+    k = np.arange(K - 1)
+    idx = np.clip(k - 1, 0, K - m)[:, None] + np.arange(m)  # (K-1, m) stencil of interval k
+    h = t[1:] - t[:-1]
+    # Lagrange basis of each stencil at the two Gauss points of [t_k, t_{k+1}] (exact for the
+    # cubic), in the coordinate tau = (t - t_k)/h (no cancellation at large t).
+    tau = (t[idx] - t[:-1, None]) / h[:, None]  # (K-1, m)
+    gx = 0.5 * np.array([1.0 - 1.0 / np.sqrt(3.0), 1.0 + 1.0 / np.sqrt(3.0)])
+    diff = tau[:, :, None] - tau[:, None, :]  # (K-1, a, b): tau_a - tau_b
+    eye = np.eye(m, dtype=bool)
+    denom = np.prod(np.where(eye, 1.0, diff), axis=2)  # (K-1, a)
+    num = gx[None, None, :, None] - tau[:, None, None, :]  # (K-1, 1, g, b): x_g - tau_b
+    num = np.where(eye[None, :, None, :], 1.0, num)  # (K-1, a, g, b), b != a
+    basis = np.prod(num, axis=3) / denom[:, :, None]  # (K-1, a, g)
+    np.add.at(W, (k[:, None], idx), 0.5 * h[:, None] * basis.sum(axis=2))
     return W
 
 
