@@ -117,10 +117,12 @@ class EnergyBook:
         self._totals: dict[float, dict] = {}  # final time [yr] of a solve -> its step fields
 
     def eos(self, inputs, options) -> NumpyEOS:
-        """The NumPy EOS of ``inputs`` (rebuilt when the table or material leaf changes)."""
-        key = (id(inputs.eos), id(inputs.material), options.constant_properties)
+        """The NumPy EOS of ``inputs`` (rebuilt when the table object or the blend width
+        changes; the solver keeps one table object per table set across resets)."""
+        width = None if options.constant_properties else float(inputs.material.smooth_width)
+        key = (id(inputs.eos), width, options.constant_properties)
         if self._eos is None or self._eos[0] != key:
-            width = None if options.constant_properties else inputs.material.smooth_width
+            # the inputs are kept with the key so that id(inputs.eos) is not reused meanwhile
             self._eos = (key, NumpyEOS(inputs.eos, width, options.constant_properties), inputs)
         return self._eos[1]
 
