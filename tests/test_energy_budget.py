@@ -44,7 +44,7 @@ def demo_window():
     sp.start_time, sp.end_time, sp.output_points, sp.rtol, sp.atol = 1000.0, 2000.0, 257, 1e-10, 1e-10
     solver.reset()
     solver.solve()
-    out = solver.get_state()
+    out = solver.get_state(energy_budget=True)
     assert out.status == 0
     return solver, out
 
@@ -127,9 +127,9 @@ def test_no_fluxes_and_no_heating_give_a_zero_budget():
         "boundary_conditions.outer_boundary_condition": 4, "boundary_conditions.outer_boundary_value": 0.0,
         "boundary_conditions.inner_boundary_condition": 2, "boundary_conditions.inner_boundary_value": 0.0}))
     solver.initialize()
-    E0 = solver.get_state().E_state
+    E0 = solver.get_state(energy_budget=True).E_state
     solver.solve()
-    out = solver.get_state()
+    out = solver.get_state(energy_budget=True)
     for k in STEP_FIELDS:
         assert getattr(out, k) == 0.0, k
     assert out.E_state == E0
@@ -211,14 +211,14 @@ def test_compression_work_of_a_structure_change(tmp_path):
                                                          "mesh.eos_file": str(path)}))
     solver.initialize()
     solver.solve()
-    first = solver.get_state()
+    first = solver.get_state(energy_budget=True)
     assert first.step_dE_compression_J == 0.0
     inputs_old = solver._inputs
     write(9.0)
     solver.reset()
     solver.set_initial_entropy(first.S_final)
     solver.solve()
-    out = solver.get_state()
+    out = solver.get_state(energy_budget=True)
     P_old, P_new = np.asarray(inputs_old.mesh.P_stag), np.asarray(solver._inputs.mesh.P_stag)
     assert np.all(P_new < P_old)
     eos = NumpyEOS(inputs_old.eos, inputs_old.material.smooth_width, False)

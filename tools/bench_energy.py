@@ -51,7 +51,7 @@ def main(argv=None) -> int:
     solver.solve()
     t_first_solve, c_first_solve = time.perf_counter() - t0, time.process_time() - c0
     t0, c0 = time.perf_counter(), time.process_time()
-    out = solver.get_state()
+    out = solver.get_state(energy_budget=True)
     t_first_state, c_first_state = time.perf_counter() - t0, time.process_time() - c0
     solves, states, cached = [], [], []
     for k in range(1, args.steps + 1):
@@ -62,10 +62,10 @@ def main(argv=None) -> int:
         solver.solve()
         solves.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        out = solver.get_state()
+        out = solver.get_state(energy_budget=True)
         states.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        solver.get_state()
+        solver.get_state(energy_budget=True)
         cached.append(time.perf_counter() - t0)
     budget = getattr(out, "step_dE_state_heat_J", None)
     closure = None

@@ -14,9 +14,10 @@ import pytest
 
 from proteus_sequence import CALLS, PROTEUS_OUTPUT_FIELDS
 
-# Table mode compiles the table-driven programs (~35 s of XLA compile on 2 cores, ~50 s for
-# the first table run in all): slow. Constant-property mode (~15 s) runs by default.
-MODES = ("const", pytest.param("table", marks=pytest.mark.slow))
+# Both modes run by default: table mode compiles the table-driven programs once (~35 s of
+# XLA compile on 2 cores, ~50 s for the first table run in all; the second backend reuses
+# them), constant-property mode takes ~15 s.
+MODES = ("const", "table")
 BACKENDS = ("numpy", "jax")
 
 
@@ -34,8 +35,7 @@ def _mass_mean_entropy(call) -> float:
 # structure-file path (eos_method 2: a Zalmoxis-style file rewritten before each call and
 # re-read by reset(), with the core-density echo-back) in constant-property mode.
 CASES = [
-    pytest.param(m, b, "dummy", id=f"{m}-{b}",
-                 marks=[pytest.mark.slow] if m == "table" else [])
+    pytest.param(m, b, "dummy", id=f"{m}-{b}")
     for m in ("const", "table") for b in BACKENDS
 ] + [pytest.param("const", "numpy", "zalmoxis", id="const-numpy-structure-file")]
 

@@ -144,14 +144,15 @@ class SolverOutput:
     # scalars [J] unless stated; step_*: over the solve window, positive into the mantle
     Phi_global_vol: float = float("nan")  # [1]
     Cp_eff: float = float("nan")  # [J/kg/K]
-    E_state: float = float("nan")
-    E_state_cons: float = float("nan")
-    step_dE_F_int_J: float = 0.0
-    step_dE_F_cmb_J: float = 0.0
-    step_dE_Q_radio_J: float = 0.0
-    step_dE_Q_tidal_J: float = 0.0
-    step_dE_Q_radio_cons_J: float = 0.0
-    step_dE_Q_tidal_cons_J: float = 0.0
-    step_solver_residual_J: float = 0.0
-    step_dE_compression_J: float = 0.0
-    step_dE_state_heat_J: float = 0.0
+    # energy budget: None unless get_state(energy_budget=True)
+    E_state: float | None = None
+    E_state_cons: float | None = None
+    step_dE_F_int_J: float | None = None
+    step_dE_F_cmb_J: float | None = None
+    step_dE_Q_radio_J: float | None = None
+    step_dE_Q_tidal_J: float | None = None
+    step_dE_Q_radio_cons_J: float | None = None
+    step_dE_Q_tidal_cons_J: float | None = None
+    step_solver_residual_J: float | None = None
+    step_dE_compression_J: float | None = None
+    step_dE_state_heat_J: float | None = None

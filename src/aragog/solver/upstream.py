@@ -260,14 +260,15 @@ class UpstreamEntropySolver(EntropySolver):
         return sol.y[: self.n_cells]
 
     def get_state(self) -> SolverOutput:
-        """The native :class:`SolverOutput` with the upstream meanings: ``status`` 0 for an
+        """The native :class:`SolverOutput`, with the energy budget, and the upstream
+        meanings: ``status`` 0 for an
         early stop at a step cap (``dt_actual`` says how far it got); ``F_cmb`` the mean
         CMB heat flux over the solve [W/m², out of the core] (the end-of-solve value is
         ``heat_flux[0]``); ``T_core`` the temperature of the bottom cell, ``T_stag[0]``
         (PROTEUS's ``T_cmb``), or the core temperature slot with ``core_bc = "bower2018"``
         (the native ``T_core`` is the mean core temperature, ``tfac_core_avg`` times the
         CMB node's)."""
-        out = EntropySolver.get_state(self)
+        out = EntropySolver.get_state(self, energy_budget=True)  # PROTEUS reads it every step
         changes = {"status": _upstream_status(out.status)}
         if not self._options.core_temperature_slot:
             changes["T_core"] = float(out.T_stag[0])
