@@ -1,0 +1,1 @@
+"""PROTEUS-compatibility tests (a package, so its conftest does not shadow tests/conftest.py)."""
