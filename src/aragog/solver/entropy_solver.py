@@ -33,6 +33,7 @@ from aragog.solver.cache import configure_compilation_cache
 from aragog.solver.engines import compile_stats, shared_programs, store_key
 from aragog.solver.jitpair import JitPair, ProgramStats
 from aragog.solver.output import SolverOutput
+from aragog.solver.results import output_fields, run_history
 from aragog.solver.step_caps import step_cap_event
 
 logger = logging.getLogger("aragog.solver")
@@ -408,7 +409,7 @@ class EntropySolver:
         return SolverOutput(
             time=float(t), status=last["status"], message=last["message"],
             dt_actual=float(last["t_final"] - last["t0"]),
-            **_as_output_fields(d, self._inputs, self._options),
+            **output_fields(d, self._inputs, self._options),
             nfev=res.nfev if res else 0, njev=res.njev if res else 0, nsteps=res.nsteps if res else 0,
             integrator=res.integrator if res else _METHODS[self._params.solver.method],
             wall_seconds=float(last["wall"]), **energy,
@@ -476,38 +477,13 @@ class EntropySolver:
         solve and the final state of each earlier solve since :meth:`initialize` (so memory
         stays bounded over thousands of coupling solves); profiles at ``output.snapshots``
         times."""
-        from aragog import __version__
-        from aragog.config import to_toml
-        from aragog.io import RunHistory, select_snapshots
-        from aragog.solver.output import BASIC_FIELDS, SCALAR_FIELDS, STAGGERED_FIELDS
-
         if not self._records:
             raise SolverStateError("nothing to write: call solve() first")
-        rows = []
-        for t_arr, y_arr, inp in self._records:
-            bound = self._pair.bind(inp, self._calls)
-            for t, y in zip(t_arr, y_arr):
-                rows.append((float(t), bound.call("diagnostics", float(t), y), inp))
-        times = np.array([r[0] for r in rows])
-        outs = [_as_output_fields(d, inp, self._options) for _, d, inp in rows]
-        for o, (_, d, inp) in zip(outs, rows):
-            o.update(self._energy.state_fields(d, inp, self._options))
-        scalars = {k: np.array([o[k] for o in outs]) for k in SCALAR_FIELDS if outs[0].get(k) is not None}
-        scalars.update(self._energy.history_fields(rows, len(self._records[-1][0]), self._options))
-        snap = select_snapshots(times, int(self._params.output.snapshots))
-        profiles = {k: np.stack([outs[i][k] for i in snap]) for k in STAGGERED_FIELDS + BASIC_FIELDS}
-        mesh = self._records[-1][2].mesh
         last = self._last or {}
         res = last.get("result")
-        attrs = {
-            "aragog_version": __version__,
-            "integrator": res.integrator if res else _METHODS[self._params.solver.method],
-            "status": int(last.get("status", 0)),
-            "message": str(last.get("message", "")),
-            "config": to_toml(self._params),
-        }
-        return RunHistory(time=times, scalars=scalars, snapshot_time=times[snap], profiles=profiles,
-                          r_stag=np.asarray(mesh.r_stag), r_basic=np.asarray(mesh.r_basic), attrs=attrs)
+        integrator = res.integrator if res else _METHODS[self._params.solver.method]
+        return run_history(self._records, lambda inp: self._pair.bind(inp, self._calls), self._options,
+                           self._energy, self._params, last, integrator)
 
     def write_netcdf(self, path) -> Path:
         """Write :meth:`history` to a CF-style netCDF file (atomically)."""
@@ -547,22 +523,3 @@ class _NoJacobian:
         self.n, self.ml, self.mu = bound.n, bound.ml, bound.mu
         self.rhs_into = bound.rhs_into
         self.jac_into = None
-
-
-def _as_output_fields(d, inputs, options) -> dict:
-    """Map physics ``Diagnostics`` onto the SolverOutput field names."""
-    mesh = inputs.mesh
-    return {
-        "r_stag": np.asarray(mesh.r_stag), "P_stag": np.asarray(mesh.P_stag), "S_final": d.S, "T_stag": d.T,
-        "phi_stag": d.phi, "rho_stag": d.rho, "visc_stag": d.visc, "mass_stag": np.asarray(mesh.mass_stag),
-        "heating": d.H, "r_basic": np.asarray(mesh.r_basic), "heat_flux": d.heat_flux, "jcond_b": d.jcond,
-        "jconv_b": d.jconv, "jgrav_b": d.jgrav, "jmix_b": d.jmix, "T_basic": d.T_basic, "phi_basic": d.phi_basic,
-        "T_magma": float(d.T_surface), "T_core": float(d.T_core), "Phi_global": float(d.Phi_global),
-        "M_mantle": float(d.M_mantle), "M_mantle_liquid": float(d.M_liquid), "M_mantle_solid": float(d.M_solid),
-        "F_cmb": float(d.F_cmb), "F_surface": float(d.F_surface), "Q_radio_total": float(d.Q_radio_total),
-        "Q_tidal_total": float(d.Q_tidal_total), "E_th": float(d.E_th), "RF_depth": float(d.RF_depth),
-        "dSdr_cmb": float(d.dSdr_cmb) if options.energy_balance else None,
-        "dSdr_b": d.energy.dSdr_basic, "eddy_diff": d.energy.eddy_diff, "cp_basic": d.energy.cp_basic,
-        "rho_basic": d.energy.rho_basic, "Phi_global_vol": float(d.energy.Phi_global_vol),
-        "Cp_eff": float(d.energy.Cp_eff),
-    }
