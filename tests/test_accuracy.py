@@ -31,6 +31,7 @@ from conftest import INPUT, REPO
 
 TOL = 1e-6  # the user's tolerance (rtol = atol), as in the upstream abe_mixed config
 REF_TOL = 1e-10  # reference tolerance (scipy BDF)
+COUPLED_REF_TOL = 1e-8  # reference of the coupled loop (see its test)
 ERR_MAX = 1e-3  # largest acceptable max |T / T_ref - 1| at TOL (issue 9)
 # Step budget per solve: the default path needs a few thousand steps here at most (the
 # reference fewer than 4000); a lower budget than the config's 100000 only makes a
@@ -89,12 +90,18 @@ def test_abe_mixed_default_integrator_within_1e3(tool, abe, floor):
 def test_coupled_loop_default_integrator_within_1e3(tool):
     """A reduced PROTEUS-style loop (12 cells, 8 solves of 3 yr, one solver, reset() +
     solve() with a new prescribed surface flux each time) from a fully molten isentrope
-    through the liquidus: every solve's final state within 1e-3 of the same loop at 1e-10."""
+    through the liquidus: every solve's final state within 1e-3 of the same loop at 1e-8.
+
+    The reference is scipy BDF at 1e-8 here, not REF_TOL: with the CMB node's eddy
+    diffusivity taken from the interior (docs/physics.md) the core heats the crystallising
+    base strongly, and BDF at 1e-10 needs more than 20,000 steps per 3-yr solve. 1e-8 is
+    five orders of magnitude below the 1e-3 acceptance (BDF at 1e-8 and CVODE at 1e-6
+    end this loop with Phi_global equal to 4e-10)."""
     sc = tool.coupled_scenario("coupled_test", nodes=13, solves=8, window=3.0)
     sc.overrides.update(STEP_BUDGET)
     solver = tool.make_solver(sc, output_points=2)
     assert solver.get_state().Phi_global == pytest.approx(1.0)  # starts fully molten
-    ref = tool.run_coupled(solver, sc.coupled, "bdf", "jax", REF_TOL)
+    ref = tool.run_coupled(solver, sc.coupled, "bdf", "jax", COUPLED_REF_TOL)
     assert ref["phi_final"] < 0.95  # ... and the loop cools through the liquidus
     case = tool.run_coupled(solver, sc.coupled, *tool.INTEGRATORS[tool.DEFAULT_PATH], TOL)
     assert_accurate(tool, case, ref, "coupled loop")
