@@ -230,8 +230,9 @@ def test_upstream_config_loads(tmp_path: Path, name: str, caplog: pytest.LogCapt
     assert p.mesh.adiabatic_bulk_modulus == 260e9 and p.phase_solid.viscosity == 1e21
     assert not Path(p.phase_mixed.solidus).exists()  # compatibility keys: the files need not exist
     warned = [r.getMessage() for r in caplog.records]
-    assert warned == (["`phase_mixed.separation_buoyancy` has no effect in this version and is ignored"]
-                      if name == "abe_mixed.cfg" else [])
+    assert warned == []
+    # abe_mixed.cfg asks for the buoyancy against the solid (Abe 1995), the native default.
+    assert p.phase_mixed.separation_buoyancy == "solid"
     if name == "abe_mixed_init.cfg":
         assert p.mesh.eos_method == 2 and p.mesh.eos_file == str((tmp_path / "data/test/eos_test.dat").resolve())
         assert p.initial_condition.initial_condition == 3

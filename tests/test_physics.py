@@ -382,6 +382,16 @@ def test_permeability_branches():
     assert np.all(np.isfinite(np.asarray(dK)))
 
 
+def test_mixture_buoyancy_scales_the_matrix_branches_only():
+    """separation_buoyancy = "mixture" (McKenzie 1984): BKC and RG times 1 - p, Stokes not;
+    exact on each branch far from the crossovers, and 1 - p on the whole matrix part."""
+    d = 1e-3
+    K = lambda p, f=1.0: float(ph.permeability(p, d, f)) / d**2  # noqa: E731
+    for p in (0.02, 0.3):  # pure BKC, pure RG
+        assert K(p, 1.0 - p) == pytest.approx((1.0 - p) * K(p), rel=1e-14)
+    assert K(0.99, 0.01) == pytest.approx(2 / 9, rel=1e-12)  # Stokes: no factor
+
+
 # ----------------------------------------------------------------------------- diagnostics
 
 

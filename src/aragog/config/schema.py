@@ -238,6 +238,9 @@ _PHASE_MIXED = {
     "phase": Key("str", REQUIRED, "", "phase model (accepted for compatibility; the melt fraction comes from the EOS: no effect)", choices=("liquid", "solid", "mixed")),
     "phase_transition_width": _pos("-", "width of the phase transition (accepted for compatibility; see matprop_smooth_width: no effect)"),
     "grain_size": _pos("m", "grain size (permeability of the mush)"),
+    "separation_buoyancy": Key("str", "solid", "", "buoyancy of melt-solid separation: against the "
+                               "solid (Abe 1995, SPIDER) or the mixture (McKenzie 1984)",
+                               choices=("solid", "mixture")),
     "matprop_smooth_width": Key("float", 0.01, "-", "blending width near the phase boundaries",
                                 lo=0.0, hi=1.0, lo_open=True),
     "const_properties": _bool("constant-property mode (const_* keys; no tables)", False),
@@ -319,7 +322,6 @@ LEGACY_IGNORED = frozenset({
     ("boundary_conditions", "top_node"),
     ("boundary_conditions", "core_module_params"),
     ("phase_mixed", "separation_viscosity"),
-    ("phase_mixed", "separation_buoyancy"),
     ("phase_mixed", "cp_blend"),
 })
 

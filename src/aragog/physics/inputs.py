@@ -120,6 +120,9 @@ class TransportParams:
     eddy_thermal, eddy_chemical [-]: factors f_T, f_C on the mixing-length diffusivity;
         a value <= 0 means a constant diffusivity |value| m2/s instead (SPIDER convention).
     grain_size [m]: grain size of the permeability law (gravitational separation).
+    buoyancy_mixture [-]: 1 for the separation buoyancy against the mixture (McKenzie 1984:
+        the matrix terms of the permeability law carry a factor 1 - p), 0 against the
+        solid (Abe 1995, SPIDER); ``phase_mixed.separation_buoyancy``.
     phi_rheo, phi_width [-]: rheological transition (centre, width) of the floor weight;
         pass the same values as ``MaterialParams.phi_rheo/phi_width``.
     """
@@ -128,6 +131,7 @@ class TransportParams:
     eddy_thermal: Any = 1.0
     eddy_chemical: Any = 1.0
     grain_size: Any = 1.0e-3
+    buoyancy_mixture: Any = 0.0
     phi_rheo: Any = 0.4
     phi_width: Any = 0.15
 

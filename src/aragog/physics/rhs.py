@@ -178,7 +178,8 @@ def _node_fluxes(st, S_b, dSdr_b, inputs, options) -> _Fluxes:
     else:
         jconv = kappa_h = zero
     if options.gravitational_separation and two_phase:
-        jgrav = _interior(tr.gravitational_separation_flux(st, mesh.g_basic, tp.grain_size, inputs.material.visc_liq))
+        jgrav = _interior(tr.gravitational_separation_flux(st, mesh.g_basic, tp.grain_size, inputs.material.visc_liq,
+                                                           tp.buoyancy_mixture))
     else:
         jgrav = zero
     if options.mixing and two_phase:

@@ -116,7 +116,7 @@ def porosity(st):
     return st.phi * st.rho / st.rho_liq
 
 
-def permeability(p, grain_size):
+def permeability(p, grain_size, matrix_factor=1.0):
     """Permeability K [m2] at porosity ``p`` (PHYSICS.md; Abe 1993, as in SPIDER):
 
     K/grain^2 = p^2/(1000 (1-p)^2)   (Blake-Kozeny-Carman, p < 0.0769)
@@ -129,7 +129,8 @@ def permeability(p, grain_size):
     Above p = 0.7716 the Rumpf-Gupte branch exceeds Stokes, so the blend overshoots 2/9 by
     at most 1.1 % (near p = 0.78) before settling on it.
     The BKC branch is evaluated at min(p, 1/2) (its weight is 0 to rounding there), so
-    p -> 1 never divides by zero.
+    p -> 1 never divides by zero. ``matrix_factor`` multiplies the two matrix branches
+    (BKC and RG), not Stokes: 1 - p for the buoyancy against the mixture (McKenzie 1984).
     """
     (c1, c2), (d1, d2) = PERMEABILITY_CROSSOVERS, PERMEABILITY_BLEND_WIDTHS
     p = jnp.asarray(p)
@@ -140,18 +141,21 @@ def permeability(p, grain_size):
     stokes = 2.0 / 9.0
     w1 = tanh_weight(p, c1, d1)
     w2 = tanh_weight(p, c2, d2)
-    return grain_size**2 * ((1.0 - w1) * bkc + w1 * ((1.0 - w2) * rg + w2 * stokes))
+    matrix = (1.0 - w1) * bkc + w1 * (1.0 - w2) * rg
+    return grain_size**2 * (matrix_factor * matrix + w1 * w2 * stokes)
 
 
-def gravitational_separation_flux(st, g, grain_size, visc_liq):
+def gravitational_separation_flux(st, g, grain_size, visc_liq, buoyancy_mixture=0.0):
     """J_grav = j T_fus ΔS_fus (PHYSICS.md; Bower et al. 2018 eq. 12, Abe 1993).
 
     j = ρ phi (1-phi) v_rel [kg m-2 s-1], v_rel = (ρ_sol - ρ_liq) g K(p) / η_liq (melt
     rises relative to the solid when it is lighter: positive outward),
     T_fus = (T_sol + T_liq)/2, ΔS_fus = S_liq - S_sol. Zero outside the mush (phi is
-    clipped to [0, 1], so phi (1 - phi) = 0 there).
+    clipped to [0, 1], so phi (1 - phi) = 0 there). ``buoyancy_mixture`` = 1: the buoyancy
+    against the mixture (McKenzie 1984), the permeability's matrix branches times 1 - p.
     """
-    K = permeability(porosity(st), grain_size)
+    p = porosity(st)
+    K = permeability(p, grain_size, 1.0 - buoyancy_mixture * p)
     v_rel = (st.rho_sol - st.rho_liq) * g * K / visc_liq
     j = st.rho * st.phi * (1.0 - st.phi) * v_rel
     return j * 0.5 * (st.T_sol + st.T_liq) * (st.S_liq - st.S_sol)
