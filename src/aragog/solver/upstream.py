@@ -168,14 +168,11 @@ class UpstreamEntropySolver(EntropySolver):
             arr, given_slot = arr[:n], float(arr[n])
         EntropySolver.set_initial_entropy(self, arr)
         if self._dSdr_cmb_init is not None:
-            slot = self._dSdr_cmb_init
+            self._dSdr_cmb = self._dSdr_cmb_init
         elif given_slot is not None:
-            slot = given_slot
-        elif self._last is not None and self._dSdr_cmb is not None:
-            slot = self._dSdr_cmb
-        else:
-            slot = _bottom_gradient(self._S, self._inputs.mesh)
-        self._dSdr_cmb = float(slot)
+            self._dSdr_cmb = given_slot
+        elif self._last is None or self._dSdr_cmb is None:
+            EntropySolver.set_initial_dSdr_cmb(self, None)  # the one-sided difference at the CMB
 
     def set_initial_dSdr_cmb(self, dSdr_cmb_init: float | None) -> None:
         """Override the CMB gradient slot [J/kg/K/m] used by the next
@@ -281,12 +278,6 @@ class UpstreamEntropySolver(EntropySolver):
 def _upstream_status(status: int) -> int:
     """Native status 1 (stopped early by a step cap) is a success, status 0, upstream."""
     return 0 if int(status) == 1 else int(status)
-
-
-def _bottom_gradient(S: np.ndarray, mesh) -> float:
-    """One-sided dS/dr [J/kg/K/m] of the two bottom cells (0 with one cell)."""
-    r = np.asarray(mesh.r_stag, dtype=float)
-    return float((S[1] - S[0]) / (r[1] - r[0])) if S.size > 1 else 0.0
 
 
 def _mean_cmb_flux(out) -> float | None:
