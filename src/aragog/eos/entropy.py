@@ -58,7 +58,7 @@ class EntropyEOS:
         self.directory = Path(eos_dir).expanduser().resolve()
         self.strict_range = bool(strict_range)
         tables = load_table_set(self.directory)
-        self._tables = tables.to_jax()
+        self._tables = tables.packed().to_jax()
         self._material = MaterialParams()
         melt, solid = tables.melt, tables.solid
         self.P_min = float(max(melt.P[0], solid.P[0]))

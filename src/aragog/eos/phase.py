@@ -46,9 +46,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from aragog._jax import jnp
+from aragog._jax import jax, jnp
 from aragog._pytree import data_pytree
-from aragog.eos.lookup import Cell, bilinear_at, cell_bounds, take_rows
+from aragog.eos.lookup import cell_bounds
+from aragog.eos.packed import FIELDS, PackedEOS, pack_tables
 
 __all__ = [
     "MaterialParams",
@@ -130,62 +131,78 @@ def tanh_weight(x, centre, width):
 
 
 def evaluate_phase(tables, params: MaterialParams, P, S) -> PhaseState:
-    """Two-phase material properties at (P, S) from an :class:`~aragog.eos.tables.EOSTables`.
+    """Two-phase material properties at (P, S) from a :class:`~aragog.eos.packed.PackedEOS`
+    (fastest; what the solver passes) or an :class:`~aragog.eos.tables.EOSTables` (packed
+    inside the trace: the same values, at the cost of copying the tables every call).
 
     Pure and jittable: ``jax.jit(evaluate_phase)(tables, params, P, S)`` traces the table
     arrays and parameters as inputs. See the module docstring for the equations and the
     direction of the mixed/single-phase blend.
 
-    Laid out for few XLA:CPU kernels (each costs dispatch time at a few hundred points): the
-    scalar factors come from one small division, each cell search reads its cell with one
-    gather (:func:`~aragog.eos.lookup.cell_bounds`), table corners are read with flat 1-D
-    indices, and the blend weight takes one tanh per point.
+    Laid out for few XLA:CPU kernels (each costs dispatch time at a few hundred points):
+    cell indices on uniform axes are arithmetic (no memory access), the phase boundaries are
+    read with one gather, and every table corner of both phases with one more
+    (:mod:`aragog.eos.packed`). Single-phase values are read from the one table that is used
+    at each point (melt where g > 1/2, solid otherwise).
     """
+    if not isinstance(tables, PackedEOS):
+        tables = pack_tables(tables)
+    pk = tables
     P = jnp.asarray(P, dtype=jnp.float64)
     S = jnp.asarray(S, dtype=jnp.float64)
     P, S = jnp.broadcast_arrays(P, S)
-    melt, solid, sol, liq = tables.melt, tables.solid, tables.solidus, tables.liquidus
+    axes = (pk.melt_P, pk.melt_S, pk.solid_P, pk.solid_S, pk.solidus_P, pk.liquidus_P)
+    inv = pk.inv_step
 
-    # The scalar factors in one small division (one XLA kernel rather than one each):
-    # (n - 1)/(hi - lo) of the uniform axes (cell estimates), 1/w and 1/phi_width (XLA
-    # compiles x/w as x (1/w) anyway).
-    axes = (sol.P, liq.P, melt.P, solid.P, melt.S, solid.S)
-    flags = (sol.P_uniform, liq.P_uniform, melt.P_uniform, solid.P_uniform, melt.S_uniform, solid.S_uniform)
-    uni = [k for k in range(len(axes)) if flags[k]]
-    scal = (jnp.stack([jnp.asarray(axes[k].shape[0] - 1, jnp.float64) for k in uni] + [jnp.float64(1.0)] * 2)
-            / jnp.stack([axes[k][-1] - axes[k][0] for k in uni]
-                        + [jnp.asarray(params.smooth_width, jnp.float64), jnp.asarray(params.phi_width, jnp.float64)]))
-    inv = [None] * len(axes)
-    for pos, k in enumerate(uni):
-        inv[k] = scal[pos]
-    inv_w, inv_pw = scal[len(uni)], scal[len(uni) + 1]
+    def locate(k, x):  # (i, t, 1/h): cell index, fraction, inverse cell width on axes[k]
+        return _locate(axes[k], inv[k], pk.modes[k], x)
 
-    def locate(k, x):  # lookup.locate on axes[k], with its precomputed cell-estimate factor
-        xc, i, x0, x1 = cell_bounds(axes[k], x, flags[k], inv[k])
-        return Cell(i, (xc - x0) / (x1 - x0)), x1 - x0
-
-    def boundary(b, k):  # lookup.interp1d_slope: value and segment slope (0 outside the P range)
-        (i, t), h = locate(k, P)
-        f = take_rows(b.S, i[..., None] + jnp.arange(2, dtype=jnp.int32))
-        f0, f1 = f[..., 0], f[..., 1]
-        inside = (P >= b.P[0]) & (P <= b.P[-1])
-        return (1.0 - t) * f0 + t * f1, jnp.where(inside, (f1 - f0) / h, 0.0)
-
-    S_sol, dSsol_dP = boundary(sol, 0)
-    S_liq, dSliq_dP = boundary(liq, 1)
+    # Phase boundaries: both curves in one gather of two neighbouring values each.
+    n_sol = pk.n_solidus
+    i_sol, t_sol, ih_sol = locate(4, P)
+    i_liq, t_liq, ih_liq = locate(5, P)
+    f = _rows(pk.boundary_S, jnp.stack([i_sol, i_liq + n_sol]), 2)  # (2, ..., 2)
+    S_sol = (1.0 - t_sol) * f[0, ..., 0] + t_sol * f[0, ..., 1]
+    S_liq = (1.0 - t_liq) * f[1, ..., 0] + t_liq * f[1, ..., 1]
+    inside_sol = (P >= pk.solidus_P[0]) & (P <= pk.solidus_P[-1])
+    inside_liq = (P >= pk.liquidus_P[0]) & (P <= pk.liquidus_P[-1])
+    dSsol_dP = jnp.where(inside_sol, (f[0, ..., 1] - f[0, ..., 0]) * ih_sol, 0.0)
+    dSliq_dP = jnp.where(inside_liq, (f[1, ..., 1] - f[1, ..., 0]) * ih_liq, 0.0)
     gap = S_liq - S_sol
     g = (S - S_sol) / gap
     phi = jnp.clip(g, 0.0, 1.0)
+    melt_side = g > 0.5
 
-    # Cell searches: P once per table grid, S at the query and at the phase boundary.
-    cp_m, cp_s = locate(2, P)[0], locate(3, P)[0]
-    cs_m, cs_s = locate(4, S)[0], locate(5, S)[0]
-    cs_liq, cs_sol = locate(4, S_liq)[0], locate(5, S_sol)[0]
-
-    T_liq = bilinear_at(melt.T, cp_m, cs_liq)
-    rho_liq = bilinear_at(melt.rho, cp_m, cs_liq)
-    T_sol = bilinear_at(solid.T, cp_s, cs_sol)
-    rho_sol = bilinear_at(solid.rho, cp_s, cs_sol)
+    # Table reads: (0) the single-phase value at (P, S) from the table used at that point,
+    # (1) melt at (P, S_liq), (2) solid at (P, S_sol). One gather of 2 x 2 corners each.
+    ip_m, tp_m, _ = locate(0, P)
+    ip_s, tp_s, _ = locate(2, P)
+    js_m, ts_m, _ = locate(1, S)
+    js_s, ts_s, _ = locate(3, S)
+    j_liq, t_sliq, _ = locate(1, S_liq)
+    j_sol, t_ssol, _ = locate(3, S_sol)
+    np_m, np_s, off = pk.melt_shape[1], pk.solid_shape[1], pk.solid_offset
+    k_one = jnp.where(melt_side, js_m * np_m + ip_m, off + js_s * np_s + ip_s)
+    k_liq = j_liq * np_m + ip_m
+    k_sol = off + j_sol * np_s + ip_s
+    row = jnp.stack([k_one, k_liq, k_sol])
+    stride = jnp.stack([jnp.where(melt_side, np_m, np_s), jnp.full_like(k_liq, np_m), jnp.full_like(k_sol, np_s)])
+    corners = _rows(pk.values, jnp.stack([row, row + stride]), 2)  # (2 S rows, 3, ..., 2 P points, 5)
+    tp = jnp.stack([jnp.where(melt_side, tp_m, tp_s), tp_m, tp_s])[..., None]
+    ts = jnp.stack([jnp.where(melt_side, ts_m, ts_s), t_sliq, t_ssol])[..., None]
+    lo = (1.0 - tp) * corners[0, ..., 0, :] + tp * corners[0, ..., 1, :]
+    hi = (1.0 - tp) * corners[1, ..., 0, :] + tp * corners[1, ..., 1, :]
+    val = (1.0 - ts) * lo + ts * hi  # (3, ..., 5): T, rho, cp, dTdPs, alpha
+    T_liq, rho_liq = val[1, ..., 0], val[1, ..., 1]
+    T_sol, rho_sol = val[2, ..., 0], val[2, ..., 1]
+    one = {name: val[0, ..., c] for c, name in enumerate(FIELDS)}
+    if not all(pk.has_alpha):  # alpha = (dT/dP)_S rho c_p / T where the table has none
+        computed = one["dTdPs"] * one["rho"] * one["cp"] / one["T"]
+        if not any(pk.has_alpha):
+            one["alpha"] = computed
+        else:
+            use = melt_side if not pk.has_alpha[0] else ~melt_side
+            one["alpha"] = jnp.where(use, computed, one["alpha"])
 
     # Mixed-phase values (PHYSICS.md), with the clipped phi.
     dT = T_liq - T_sol
@@ -195,19 +212,14 @@ def evaluate_phase(tables, params: MaterialParams, P, S) -> PhaseState:
     alpha_mix = (rho_sol - rho_liq) / (dT * rho_mix)
     dTdPs_mix = alpha_mix * T_mix / (rho_mix * cp_mix)
 
-    # Single-phase values: melt table where g > 1/2, solid table otherwise.
-    one_m = _single(melt, cp_m, cs_m)
-    one_s = _single(solid, cp_s, cs_s)
-    melt_side = g > 0.5
     # W = 1 - tw(g, 1, w) on the melt side, tw(g, 0, w) otherwise: one tanh per point.
-    th = jnp.tanh(jnp.where(melt_side, g - 1.0, g) * inv_w)
+    th = jnp.tanh(jnp.where(melt_side, g - 1.0, g) / params.smooth_width)
     W = jnp.where(melt_side, 1.0 - 0.5 * (1.0 + th), 0.5 * (1.0 + th))
 
     def blend(mix, key):
-        one = jnp.where(melt_side, one_m[key], one_s[key])
-        return W * mix + (1.0 - W) * one
+        return W * mix + (1.0 - W) * one[key]
 
-    w_r = 0.5 * (1.0 + jnp.tanh((phi - params.phi_rheo) * inv_pw))  # tanh_weight(phi, phi_rheo, phi_width)
+    w_r = tanh_weight(phi, params.phi_rheo, params.phi_width)
     log10_visc = (1.0 - w_r) * jnp.log10(params.visc_sol) + w_r * jnp.log10(params.visc_liq)
     return PhaseState(
         T=blend(T_mix, "T"),
@@ -229,13 +241,42 @@ def evaluate_phase(tables, params: MaterialParams, P, S) -> PhaseState:
     )
 
 
-def _single(table, cp_, cs_) -> dict:
-    out = {f: bilinear_at(getattr(table, f), cp_, cs_) for f in ("T", "rho", "cp", "dTdPs")}
-    if table.alpha is None:  # alpha = (dT/dP)_S rho c_p / T
-        out["alpha"] = out["dTdPs"] * out["rho"] * out["cp"] / out["T"]
-    else:
-        out["alpha"] = bilinear_at(table.alpha, cp_, cs_)
-    return out
+#: snap distance to a node, in cells, of the arithmetic index: the axis's own deviation from
+#: uniform (<= EXACT_UNIFORM_TOL) plus the rounding of (x - x0)/h
+_SNAP = 2.0e-12
+
+
+def _locate(axis, inv_step, mode: str, x):
+    """``(i, t, 1/h)`` of ``x`` on ``axis``: cell index (int32, in [0, n-2]), fraction in the
+    cell of ``x`` clipped to the axis range, and the inverse cell width. ``mode`` "exact":
+    arithmetic only (the axis is uniform to rounding); otherwise
+    :func:`~aragog.eos.lookup.cell_bounds` ("near": estimate and correct; "search")."""
+    if mode == "exact":
+        n = axis.shape[0]
+        lo, hi = axis[0], axis[-1]
+        xc = jnp.where(x < lo, lo, jnp.where(x > hi, hi, x))  # derivative 1 up to the end points
+        u = (xc - lo) * inv_step
+        # A query on a node (u within rounding of an integer k) is put on it exactly: cell k
+        # with t = 0 (the cell the node opens, as a search would find), so values on grid
+        # points are the table's own; the shift (<= _SNAP of a cell) carries no derivative.
+        k = jnp.round(u)
+        u = u + jnp.where(jnp.abs(u - k) <= _SNAP, jax.lax.stop_gradient(k - u), 0.0)
+        i = jnp.clip(jnp.floor(u).astype(jnp.int32), 0, n - 2)
+        return i, u - i, inv_step
+    xc, i, x0, x1 = cell_bounds(axis, x, mode == "near", inv_step)
+    return i, (xc - x0) / (x1 - x0), 1.0 / (x1 - x0)
+
+
+def _rows(arr, start, size: int):
+    """``arr[start : start + size]`` along axis 0 for every int ``start`` (any shape): one
+    gather, shape ``start.shape + (size,) + arr.shape[1:]`` (starts must be in range)."""
+    arr = jnp.asarray(arr)
+    start = jnp.asarray(start, dtype=jnp.int32)
+    nd = start.ndim
+    dnums = jax.lax.GatherDimensionNumbers(offset_dims=tuple(range(nd, nd + arr.ndim)),
+                                           collapsed_slice_dims=(), start_index_map=(0,))
+    return jax.lax.gather(arr, start[..., None], dnums, (size,) + arr.shape[1:],
+                          mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
 def evaluate_constant(params: ConstantParams, P, S) -> PhaseState:

@@ -184,7 +184,7 @@ class EntropySolver:
         if key not in self._eos_cache:
             data = _inputs.load_tables(params, self.eos_dir)
             if not isinstance(data, eos.ConstantParams):
-                data = data.to_jax()
+                data = data.packed().to_jax()  # the evaluator's layout (aragog.eos.packed)
             self._eos_cache = {key: data}  # keep one set
         return self._eos_cache[key]
 
