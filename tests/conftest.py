@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# The persistent compilation cache is on by default (the user's cache directory). Tests
+# count traces and compiles per program, so none of them may load a program that a
+# developer's earlier run (or another test worker) stored: the suite runs without it, and
+# tests of the cache name their own temporary directories (tests/test_cache.py). Set here,
+# at collection, so that subprocesses the tests start inherit it; JAX's own variable is
+# dropped before JAX is imported, so it cannot open a cache of its own either.
+os.environ["ARAGOG_JAX_CACHE_DIR"] = "none"
+os.environ.pop("JAX_COMPILATION_CACHE_DIR", None)
 
 REPO = Path(__file__).resolve().parents[1]
 INPUT = REPO / "input"

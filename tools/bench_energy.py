@@ -43,7 +43,7 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     params = load_config(args.config, overrides={"mesh.number_of_nodes": args.nodes, "solver.start_time": 0.0,
                                                  "solver.end_time": args.dt, "solver.output_points": args.points,
-                                                 "solver.jax_cache_dir": ""})
+                                                 "solver.jax_cache_dir": "none"})
     solver = EntropySolver(params)
     solver.initialize()
     t_init = time.perf_counter() - t0

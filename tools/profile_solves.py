@@ -58,8 +58,7 @@ def _coupling_params(cfg: dict, mode: str):
                  "energy.tidal": True, "energy.tidal_array": [1.0e-9]}
     if cfg.get("nodes"):
         overrides["mesh.number_of_nodes"] = cfg["nodes"]
-    if cfg.get("cache"):
-        overrides["solver.jax_cache_dir"] = cfg["cache"]
+    overrides["solver.jax_cache_dir"] = cfg.get("cache") or "none"  # the cache is on by default
     return load_config(cfg["config"], overrides=overrides)
 
 

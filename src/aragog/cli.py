@@ -1,7 +1,7 @@
 """The ``aragog`` command.
 
 Sub-commands (DESIGN.md): ``run``, ``validate``, ``show-config``, ``eos generate``,
-``eos check``, ``plot``, ``inspect``.
+``eos check``, ``plot``, ``inspect``, ``cache info``, ``cache clear``.
 User errors (an :class:`~aragog.errors.AragogError`, or an OS error such as a missing or
 unwritable file) print one line, ``aragog: error: ...``, with no traceback, and exit 1;
 argument errors exit 2 (argparse).
@@ -44,7 +44,13 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eos-dir", help="directory of SPIDER-format EOS tables (overrides eos.dir)")
     p.add_argument("--out", help="netCDF output file (default: output.file, else CONFIG's name with .nc)")
     _add_set_option(p)
-    p.add_argument("--jax-cache", metavar="DIR", help="persistent XLA compilation cache directory")
+    cache = p.add_mutually_exclusive_group()
+    cache.add_argument("--jax-cache", metavar="DIR",
+                       help="persistent compilation cache directory (default: solver.jax_cache_dir, "
+                            "else $ARAGOG_JAX_CACHE_DIR, else the user's JAX cache, else the user cache "
+                            "directory; see `aragog cache info`)")
+    cache.add_argument("--no-jax-cache", action="store_true",
+                       help="no persistent compilation cache for this run (as solver.jax_cache_dir = \"none\")")
     p.add_argument("--plot", action="store_true", help="also write a PNG summary figure next to the output")
     p.set_defaults(func=_cmd_run)
 
@@ -82,6 +88,21 @@ def _build_parser() -> argparse.ArgumentParser:
     c.add_argument("directory", help="directory of SPIDER-format tables")
     c.set_defaults(func=_cmd_eos_check)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+    p = sub.add_parser("cache", help="the persistent compilation cache: where it is, its size, clearing it")
+    cache_sub = p.add_subparsers(dest="cache_command", metavar="CACHE_COMMAND")
+    for name, text in (("info", "show the cache directory in use and why, its entries and size, and the cap"),
+                       ("clear", "remove the cache's entries (JAX's and aragog's executables)")):
+        c = cache_sub.add_parser(name, help=text)
+        c.add_argument("--dir", metavar="DIR", help="this cache directory instead of the one aragog uses")
+        c.add_argument("--config", metavar="CONFIG",
+                       help="take solver.jax_cache_dir and solver.jax_cache_max_mb from this config file")
+        if name == "clear":
+            c.add_argument("--all", action="store_true",
+                           help="in the user's own JAX cache ($JAX_COMPILATION_CACHE_DIR), remove JAX's "
+                                "entries too (they may belong to other programs)")
+        c.set_defaults(func=_cmd_cache_info if name == "info" else _cmd_cache_clear)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
     return parser
 
 
@@ -99,10 +120,12 @@ def _cmd_run(args) -> int:
 
     wall0 = time.perf_counter()
     params = _load(args)
-    cache_dir = args.jax_cache or params.solver.jax_cache_dir
-    if cache_dir:
-        params.solver.jax_cache_dir = str(cache_dir)
-    configure_compilation_cache(params.solver.jax_cache_dir or None)
+    origin = "config"
+    if args.no_jax_cache:
+        params.solver.jax_cache_dir, origin = "none", "cli"
+    elif args.jax_cache:
+        params.solver.jax_cache_dir, origin = str(args.jax_cache), "cli"
+    configure_compilation_cache(params.solver.jax_cache_dir, params.solver.jax_cache_max_mb, origin=origin)
     out_path = Path(args.out or params.output.file or Path(args.config).with_suffix(".nc").name)
     solver = EntropySolver(params, eos_dir=args.eos_dir)
     solver.initialize()
@@ -183,6 +206,74 @@ def _cmd_eos_check(args) -> int:
     report = eos.check_table_set(args.directory)
     print(report.format())
     return 0 if report.ok else 1
+
+
+def _cache_choice(args):
+    """The directory ``aragog cache`` works on, and the cap (MB), as a run would choose them
+    (the user's JAX setting here can only be the environment's ``JAX_COMPILATION_CACHE_DIR``)."""
+    from aragog.config.schema import keys_of
+    from aragog.solver import cache
+
+    configured, max_mb = None, keys_of("solver")["jax_cache_max_mb"].default
+    if args.config:
+        solver = _load(argparse.Namespace(config=args.config, overrides=[])).solver
+        configured, max_mb = solver.jax_cache_dir, solver.jax_cache_max_mb
+    if args.dir:
+        return cache.resolve_cache_dir(args.dir, origin="dir"), max_mb
+    return cache.resolve_cache_dir(configured), max_mb
+
+
+def _cmd_cache_info(args) -> int:
+    from aragog.solver import cache
+
+    choice, max_mb = _cache_choice(args)
+    if choice.directory is None:
+        print(f"compilation cache: off ({choice.reason})")
+        return 0
+    directory = Path(choice.directory)
+    print(f"compilation cache: {directory}")
+    print(f"  why: {choice.reason}")
+    if not directory.is_dir():
+        print("  (not created yet: the first run creates it)")
+    found = cache.cache_contents(directory)
+    print(f"  JAX's entries: {found.jax_entries} ({cache.format_bytes(found.jax_bytes)})")
+    print(f"  aragog's executables ({cache.EXECUTABLES}/): {found.own_entries} "
+          f"({cache.format_bytes(found.own_bytes)})")
+    print(f"  total: {cache.format_bytes(found.jax_bytes + found.own_bytes)}")
+    if max_mb:
+        jax_cap, own_cap = cache.cap_bytes(max_mb)
+        jax_text = ("the user's own JAX cache: not capped by aragog" if choice.users_jax
+                    else cache.format_bytes(jax_cap))
+        print(f"  cap (solver.jax_cache_max_mb): {max_mb} MB; JAX's entries {jax_text}, aragog's executables "
+              f"{cache.format_bytes(own_cap)}; least recently used entries are evicted first")
+    else:
+        print("  cap (solver.jax_cache_max_mb): none")
+    return 0
+
+
+def _cmd_cache_clear(args) -> int:
+    from aragog.solver import cache
+
+    choice, _ = _cache_choice(args)
+    if choice.directory is None:
+        print(f"compilation cache: off ({choice.reason}); nothing to clear (--dir DIR names a directory)")
+        return 0
+    if "://" in choice.directory:
+        raise AragogError(f"{choice.directory} is a remote JAX cache: aragog clears local directories only")
+    directory = Path(choice.directory)
+    if directory.exists() and not directory.is_dir():
+        raise AragogError(f"{directory} is not a directory")
+    jax_too = not choice.users_jax or args.all
+    removed = cache.clear_cache(directory, jax_entries=jax_too)
+    print(f"compilation cache {directory} ({choice.reason}):")
+    print(f"  removed {removed.own_entries} of aragog's executables ({cache.format_bytes(removed.own_bytes)})")
+    if jax_too:
+        print(f"  removed {removed.jax_entries} of JAX's entries ({cache.format_bytes(removed.jax_bytes)})")
+    else:
+        left = cache.cache_contents(directory)
+        print(f"  kept JAX's {left.jax_entries} entries ({cache.format_bytes(left.jax_bytes)}): this is the "
+              f"user's own JAX cache, which other programs may share (--all removes them too)")
+    return 0
 
 
 def _write_atomically(path: Path, text: str) -> None:

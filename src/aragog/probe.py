@@ -13,8 +13,8 @@ integrate.
 To stay quick when all is well, one small program is compiled (the EOS inversion for
 the initial entropy followed by the right-hand side), with XLA's cheapest backend
 optimisation, not the solver's RHS and Jacobian pair; the diagnostics program that names
-the terms is compiled only when a value is not finite. With ``solver.jax_cache_dir`` set,
-JAX's persistent compilation cache applies as in a run.
+the terms is compiled only when a value is not finite. The persistent compilation cache
+(``solver.jax_cache_dir``, on by default) applies as in a run.
 """
 
 from __future__ import annotations
@@ -208,7 +208,7 @@ def probe_initial_state(params, mesh=None, eos_dir=None) -> ProbeResult:
     from aragog.solver import inputs as solver_inputs
     from aragog.solver.cache import configure_compilation_cache
 
-    configure_compilation_cache(params.solver.jax_cache_dir or None)
+    configure_compilation_cache(params.solver.jax_cache_dir, params.solver.jax_cache_max_mb)
     mesh = mesh if mesh is not None else structure.mesh_from_params(params.mesh)
     options = solver_inputs.physics_options(params)
     eos_data = solver_inputs.load_tables(params, eos_dir)

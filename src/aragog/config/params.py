@@ -66,7 +66,8 @@ class SolverParams:
     output_points: int = _f("solver", "output_points")
     method: str = _f("solver", "method")  # "cvode" | "bdf" | "radau"
     jacobian: str = _f("solver", "jacobian")  # "jax" | "fd"
-    jax_cache_dir: str = _f("solver", "jax_cache_dir")
+    jax_cache_dir: str = _f("solver", "jax_cache_dir")  # "": automatic, "none": off
+    jax_cache_max_mb: int = _f("solver", "jax_cache_max_mb")  # MB (10^6 bytes), 0: no cap
     compile_mode: str = _f("solver", "compile_mode")  # "fused" | "blocks"
 
 

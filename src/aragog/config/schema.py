@@ -142,7 +142,10 @@ _SOLVER = {
     "method": Key("str", "cvode", "", "time integrator", choices=("cvode", "bdf", "radau")),
     "jacobian": Key("str", "jax", "", "Jacobian: analytic (JAX) or finite differences",
                     choices=("jax", "fd")),
-    "jax_cache_dir": Key("str", "", "", "persistent XLA compilation cache directory (empty: none)"),
+    "jax_cache_dir": Key("str", "", "", "persistent compilation cache directory (empty: $ARAGOG_JAX_CACHE_DIR, "
+                         "the user's own JAX cache, else the user cache directory; \"none\": off)"),
+    "jax_cache_max_mb": Key("int", 1024, "MB", "size cap of the persistent compilation cache (least recently "
+                            "used entries evicted first; 0: no cap)", lo=0),
     "compile_mode": Key("str", "fused", "", "\"fused\": RHS and Jacobian each one XLA program; \"blocks\": structure, thermal and diagnostics submodels compiled as separate shared blocks (docs/solver.md)",
                         choices=("fused", "blocks")),
 }

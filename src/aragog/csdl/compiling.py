@@ -78,10 +78,16 @@ class ExecutableStore:
     payload and trees): like JAX's cache, the directory must be trusted. A missing,
     unreadable or corrupt entry returns ``None`` (with a warning for the last two); a
     failed write is a warning.
+
+    With ``max_bytes``, the entries' total size is capped: a load marks its entry as
+    used (its modification time), and a save that pushes the total over the cap removes
+    the least recently used entries first (never the one just written). An entry larger
+    than the cap is not stored.
     """
 
-    def __init__(self, directory):
+    def __init__(self, directory, max_bytes: int | None = None):
         self.directory = pathlib.Path(directory)
+        self.max_bytes = None if max_bytes is None or max_bytes < 0 else int(max_bytes)
 
     def _path(self, key: str):
         return self.directory / (hashlib.sha256(key.encode()).hexdigest() + ".exe")
@@ -92,18 +98,32 @@ class ExecutableStore:
             return None
         try:
             payload, in_tree, out_tree = pickle.loads(path.read_bytes())
-            return serialize_executable.deserialize_and_load(payload, in_tree, out_tree)
+            compiled = serialize_executable.deserialize_and_load(payload, in_tree, out_tree)
         except Exception as exc:  # noqa: BLE001 - any bad entry means: compile instead
             logger.warning(
                 "compilation cache entry %s is unusable (%s: %s): compiling instead",
                 path, type(exc).__name__, exc)
             return None
+        self._touch(path)
+        return compiled
+
+    @staticmethod
+    def _touch(path) -> None:
+        """Mark ``path`` as used now (what least-recently-used eviction orders by)."""
+        try:
+            os.utime(path)
+        except OSError:  # a read-only cache still loads; its recency is just not kept
+            pass
 
     def save(self, key: str, compiled) -> None:
         path = self._path(key)
         tmp = None
         try:
             data = pickle.dumps(serialize_executable.serialize(compiled))
+            if self.max_bytes is not None and len(data) > self.max_bytes:
+                logger.info("compilation cache entry %s not stored: %d bytes, more than the cap "
+                            "of %d bytes for aragog's executables", path, len(data), self.max_bytes)
+                return
             self.directory.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
             with os.fdopen(fd, "wb") as fh:
@@ -113,15 +133,62 @@ class ExecutableStore:
             logger.warning("could not write compilation cache entry %s (%s: %s)", path, type(exc).__name__, exc)
             if tmp is not None and os.path.exists(tmp):
                 os.unlink(tmp)
+            return
+        self.evict(keep=path)
+
+    def entries(self):
+        """``[(mtime, size, path)]`` of the stored entries, least recently used first."""
+        out = []
+        try:
+            candidates = list(self.directory.glob("*.exe"))
+        except OSError:
+            return out
+        for entry in candidates:
+            try:
+                st = entry.stat()
+            except OSError:  # removed by another process meanwhile
+                continue
+            out.append((st.st_mtime_ns, st.st_size, entry))
+        out.sort(key=lambda item: (item[0], item[2].name))
+        return out
+
+    def evict(self, keep=None) -> int:
+        """Remove least recently used entries until the total is within the cap (never
+        ``keep``); returns the bytes removed. Another process evicting at the same time
+        is harmless: an entry already gone is skipped."""
+        if self.max_bytes is None:
+            return 0
+        entries = self.entries()
+        total = sum(size for _, size, _ in entries)
+        removed = count = 0
+        for _, size, entry in entries:
+            if total <= self.max_bytes:
+                break
+            if keep is not None and entry == keep:
+                continue
+            try:
+                entry.unlink()
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                logger.warning("could not evict compilation cache entry %s (%s)", entry, exc.strerror or exc)
+                continue
+            total -= size
+            removed += size
+            count += 1
+        if count:
+            logger.info("compilation cache: evicted %d of aragog's executables (%d bytes), least recently "
+                        "used first, to stay within the cap of %d bytes", count, removed, self.max_bytes)
+        return removed
 
 
 _store: list = [None]
 
 
-def set_executable_store(directory) -> None:
+def set_executable_store(directory, max_bytes: int | None = None) -> None:
     """Use an :class:`ExecutableStore` at ``directory`` for keyed compilations
-    (``None``: no store)."""
-    _store[0] = None if directory is None else ExecutableStore(directory)
+    (``None``: no store), its entries capped at ``max_bytes`` (``None``: no cap)."""
+    _store[0] = None if directory is None else ExecutableStore(directory, max_bytes)
 
 
 def executable_store():

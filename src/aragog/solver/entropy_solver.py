@@ -144,7 +144,7 @@ class EntropySolver:
         inputs = _inputs.physics_inputs(params, mesh, eos_data)
         key = (mode, _inputs.static_key(options, inputs, eos_data))
         if key != self._key:
-            configure_compilation_cache(params.solver.jax_cache_dir or None)
+            configure_compilation_cache(params.solver.jax_cache_dir, params.solver.jax_cache_max_mb)
             if self._pair is not None:
                 logger.info("static inputs changed: using new compiled programs")
             builder = self._build_pair if mode == "fused" else self._build_blocks
