@@ -134,6 +134,7 @@ def static_key(options: physics.PhysicsOptions, inputs: physics.PhysicsInputs, e
     optional tables, content hash; "constant" in constant-property mode), and the tree
     structure with every leaf's shape and dtype. Any other change is a traced value."""
     leaves, treedef = jax.tree_util.tree_flatten(inputs)
-    signature = tuple((tuple(x.shape), str(x.dtype)) for x in leaves)
+    # dtype objects, not their names: str(dtype) is the slowest step of a coupling reset
+    signature = tuple((x.shape, x.dtype) for x in leaves)
     identity = "constant" if isinstance(eos_data, eos.ConstantParams) else eos_data.identity()
     return (options, identity, str(treedef), signature)
