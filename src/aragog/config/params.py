@@ -63,6 +63,7 @@ class SolverParams:
     rtol: float = _f("solver", "rtol")  # -
     tsurf_poststep_change: float = _f("solver", "tsurf_poststep_change")  # K, unused
     max_steps: int = _f("solver", "max_steps")
+    warm_start: bool = _f("solver", "warm_start")
     output_points: int = _f("solver", "output_points")
     method: str = _f("solver", "method")  # "cvode" | "bdf" | "radau"
     jacobian: str = _f("solver", "jacobian")  # "jax" | "fd"

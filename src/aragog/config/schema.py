@@ -138,6 +138,9 @@ _SOLVER = {
                 lo_open=True, hi_open=True),
     "tsurf_poststep_change": _any("K", "accepted for compatibility; unused in this version", 30.0),
     "max_steps": Key("int", 100000, "", "integrator step budget per solve", lo=1),
+    "warm_start": _bool("cvode: a solve that continues the previous one (its start time and state) "
+                        "keeps CVODE's step size, order and Jacobian when the right-hand side at the "
+                        "start changed by less than the tolerance (docs/solver.md, \"Warm start\")", True),
     "output_points": Key("int", 65, "", "times stored per solve", lo=1),
     "method": Key("str", "cvode", "", "time integrator", choices=("cvode", "bdf", "radau")),
     "jacobian": Key("str", "jax", "", "Jacobian: analytic (JAX) or finite differences",

@@ -88,6 +88,8 @@ class EntropySolver:
         self._time: float | None = None  # model time of the state [yr]
         self._records: list[tuple[np.ndarray, np.ndarray, object]] = []  # (t yr, y, inputs)
         self._last: dict | None = None
+        self._warm = None  # the CVODE memory kept between solves (solver.warm_start)
+        self._y_end = None  # (state key, S, y): the last solve's end state as integrated
         self._energy = EnergyBook()  # energy budget of get_state (aragog.solver.budget)
         self._initial_stats = {"traces": 0, "compiles": 0, "loads": 0, "trace_seconds": 0.0,
                                "compile_seconds": 0.0, "calls": 0, "call_seconds": 0.0, "source": "none"}
@@ -310,6 +312,9 @@ class EntropySolver:
         if self._S is None:
             raise SolverStateError("no initial state: call initialize() or set_initial_entropy() first")
         sc = self._inputs.scales
+        end = self._y_end
+        if end is not None and end[0] == self._state_key() and np.array_equal(end[1], self._S):
+            return end[2].copy()  # the integrator's own end state, not S / scale (rounded)
         y = self._S / float(sc.S)
         if self._options.energy_balance:
             y = np.concatenate([[self._dSdr_cmb / float(sc.dSdr)], y])
@@ -320,6 +325,12 @@ class EntropySolver:
                 self._T_core = float(d.T[0])
             y = np.concatenate([[self._T_core / float(sc.T)], y])
         return y
+
+    def _state_key(self) -> tuple:
+        """What, besides the entropy, maps the state to the integrator's vector."""
+        sc, o = self._inputs.scales, self._options
+        return (float(sc.S), float(sc.dSdr), float(sc.T), bool(o.energy_balance),
+                bool(o.core_temperature_slot), self._dSdr_cmb, self._T_core)
 
     # ------------------------------------------------------------------ solve
     def solve(self) -> None:
@@ -349,7 +360,7 @@ class EntropySolver:
             # energy-balance slot is of order one in the same scaling).
             atol = float(sp.atol) / float(self._inputs.scales.S)
             result = integrate(problem, t_eval, y0, method=method, rtol=float(sp.rtol), atol=atol,
-                               max_steps=int(sp.max_steps), event=event)
+                               max_steps=int(sp.max_steps), event=event, warm=self._warm_start(method))
             t_out, y_out = result.t, result.y
             status, message = result.status, result.message
             t_final, y_final = result.t_final, result.y_final
@@ -369,6 +380,7 @@ class EntropySolver:
                 self._T_core = slot
             elif slot is not None:
                 self._dSdr_cmb = slot
+            self._y_end = (self._state_key(), S.copy(), np.array(y_final, dtype=np.float64))
         self._last = {
             "status": int(status), "message": message, "t0": t0, "t_final": float(t_final),
             "y": np.asarray(y_final), "result": result, "wall": time.perf_counter() - wall0,
@@ -376,6 +388,20 @@ class EntropySolver:
         if status < 0:
             logger.warning("solve failed at t = %.6g yr: %s", t_final, message)
         self._log_compiles()
+
+    def _warm_start(self, method: str):
+        """The CVODE memory kept from one solve to the next (``solver.warm_start``;
+        docs/solver.md, "Warm start"), or ``None`` (off, or not CVODE)."""
+        if not self._params.solver.warm_start or method != "cvode":
+            if self._warm is not None:
+                self._warm.close()
+                self._warm = None
+            return None
+        if self._warm is None:
+            from aragog.solver.backends.cvode import WarmStart
+
+            self._warm = WarmStart()
+        return self._warm
 
     def _split(self, y):
         sc = self._inputs.scales

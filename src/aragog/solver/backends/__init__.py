@@ -78,6 +78,7 @@ def integrate(
     first_step: float | None = None,
     max_step: float | None = None,
     nonlin_conv_coef: float | None = None,
+    warm=None,
 ) -> IntegrationResult:
     """Integrate ``dy/dt = f(t, y)`` from ``t_eval[0]`` and report at every ``t_eval``.
 
@@ -102,6 +103,12 @@ def integrate(
         nonlin_conv_coef: CVODE only: its nonlinear convergence coefficient (``None``:
             :data:`aragog.solver.backends.cvode.NONLIN_CONV_COEF`, 1e-3; CVODE's own
             default, 0.1, returns wrong states on this package's problems).
+        warm: CVODE only: a :class:`aragog.solver.backends.cvode.WarmStart` that keeps the
+            CVODE memory from one call to the next, so that a call continuing the last
+            one (same start time as its end, same state) can continue CVODE's step size,
+            order and Jacobian (``info["warm_start"]`` says how it started; docs/solver.md,
+            "Warm start"). ``None``: every call starts afresh. The scipy back ends ignore
+            it (each call starts at order 1).
 
     Returns:
         :class:`IntegrationResult`; ``integrator`` names what actually ran.
@@ -148,7 +155,7 @@ def integrate(
         extra = {} if nonlin_conv_coef is None else {"nonlin_conv_coef": float(nonlin_conv_coef)}
         return integrate_cvode(
             problem, t_eval, y0, rtol=rtol, atol=atol, max_steps=max_steps, event=event,
-            linsolver=linsolver, first_step=first_step, max_step=max_step, **extra,
+            linsolver=linsolver, first_step=first_step, max_step=max_step, warm=warm, **extra,
         )
     from aragog.solver.backends.scipy_ivp import integrate_scipy
 

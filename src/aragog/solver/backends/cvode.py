@@ -16,20 +16,33 @@ correctors through, and the errors compound: on the upstream aragog's two-phase 
 CVODE returned status 0 with states 10-90 % off at rtol 1e-6. This back end uses
 :data:`NONLIN_CONV_COEF` = 1e-3 (CVODE's default: 0.1) and checks the accepted iterate
 (:meth:`_Run.verify_newton`).
+
+Warm start (docs/solver.md, "Warm start"): a :class:`WarmStart` passed as ``warm`` keeps
+the CVODE memory from one integration to the next. An integration that continues the last
+one (same start time as its end, same state, same options) and whose right-hand side at the
+start differs from the last one's by less than the tolerance (:data:`WARM_JUMP_TOL`)
+continues CVODE's history: its step size, order and Jacobian, instead of a restart at
+order 1 with CVODE's tiny first step. Otherwise the kept memory is re-initialised
+(``CVodeReInit``: the same integration as a fresh memory, without the allocations). A
+continued integration that fails is redone from a fresh memory.
 """
 
 from __future__ import annotations
 
 import ctypes
 import logging
+import math
 import time
+import weakref
+from typing import NamedTuple
 
 import numpy as np
 
 from aragog.solver.backends import sundials as sd
 from aragog.solver.backends.common import CallbackFailure, CallbackGuard, IntegrationResult
 
-__all__ = ["integrate_cvode", "FLAG_MESSAGES", "FLAG_REASONS", "NONLIN_CONV_COEF"]
+__all__ = ["integrate_cvode", "WarmStart", "FLAG_MESSAGES", "FLAG_REASONS", "NONLIN_CONV_COEF",
+           "WARM_JUMP_TOL"]
 
 logger = logging.getLogger("aragog.solver.backends.cvode")
 
@@ -50,6 +63,18 @@ MAX_NEWTON_ITERS = 4
 #: ``NewtonChecksRelaxed``); the check stays on for every other step.
 MAX_CHECK_REJECTS = 3
 _NLS_CONTINUE = 901  # SUN_NLS_CONTINUE
+#: Warm start: the largest jump of the right-hand side at the start of a continued
+#: integration, ``||h (f_new(t0, y0) - f_old(t0, y0))||`` in CVODE's error norm (``h``: the
+#: step CVODE would take next), for which CVODE's history is kept. Below 1 the first step's
+#: error from the kink is within CVODE's error test. Measured on input/earth.toml (60 and
+#: 100 nodes, 10-yr solves, tools/bench_warm_start.py, docs/solver.md): continuing saves
+#: 10-70 % of the right-hand-side calls at jumps up to ~0.5, breaks even at ~1-2 and costs
+#: ~3 % more at 10-25 (a 0.1 % flux change per solve at rtol 1e-8), where a restart at
+#: order 1 resolves the transient the change starts as cheaply.
+WARM_JUMP_TOL = 1.0
+#: Warm start: how close (CVODE's error norm, in units of the tolerance) the start state
+#: must be to the last integration's end state to count as the same state.
+_SAME_STATE_TOL = 1e-6
 
 #: CVODE return flags (SUNDIALS 6, cvode.h) -> plain words. ``{t}`` is where CVODE stopped.
 FLAG_MESSAGES: dict[int, str] = {
@@ -173,6 +198,12 @@ class _Run:
             self.LS = lib.SUNLinSol_Dense(self.y, self.A, self.ctx)
         self.nls = self.residual = None
         self.n_verified = self.n_unconverged = self.n_relaxed = self._rejects = 0
+        self.log: _SundialsLog | None = None
+        self.memo: tuple | None = None  # (t, y, f): the answer of the next rhs call at (t, y)
+        # CVODE's last successful rhs call (t, y, f): at the end of an integration, the one
+        # at the accepted state of the last step (the checked Newton test evaluates it)
+        self.last_t = math.nan
+        self.last_y, self.last_f = np.empty(self.n), np.empty(self.n)
         self.c_rhs = sd.CVRhsFn(self._rhs)
         self.c_jac = sd.CVLsJacFn(self._jac)
         self.c_root = sd.CVRootFn(self._root)
@@ -193,7 +224,20 @@ class _Run:
 
     # ------------------------------------------------------------------ callbacks
     def _rhs(self, t, y, ydot, _data):
-        return self.guard.rhs(t, self.vector(y), self.vector(ydot))
+        y_arr, f_arr = self.vector(y), self.vector(ydot)
+        memo, self.memo = self.memo, None
+        if memo is not None and t == memo[0] and np.array_equal(y_arr, memo[1]):
+            f_arr[:] = memo[2]  # f(t0, y0), evaluated before a restart (warm start)
+            flag = 0
+        else:
+            flag = self.guard.rhs(t, y_arr, f_arr)
+        if flag == 0:
+            self.last_t = t
+            self.last_y[:] = y_arr
+            self.last_f[:] = f_arr
+        else:
+            self.last_t = math.nan
+        return flag
 
     def _jac(self, t, y, _fy, _J, _data, _t1, _t2, _t3):
         flag = self.guard.jac(t, self.vector(y), self.jac_buf)
@@ -284,6 +328,13 @@ class _Run:
             info["NewtonChecksRelaxed"] = self.n_relaxed
         return info
 
+    def current(self, name: str) -> float:
+        """``CVodeGet<name>`` for ``CurrentStep`` / ``CurrentTime`` (NaN on failure)."""
+        value = ctypes.c_double()
+        if getattr(self.lib, "CVodeGet" + name)(self.mem, ctypes.byref(value)) != 0:
+            return math.nan
+        return float(value.value)
+
     def close(self) -> None:
         lib = self.lib
         if self.mem:
@@ -320,6 +371,7 @@ def _configure(run: _Run, t0, rtol, atol, *, max_steps, event, first_step, max_s
             detail = f" ({log.last})" if log.last else ""
             raise ValueError(f"{what} returned {flag}{detail}")
 
+    run.log = log
     check(lib.CVodeSetErrHandlerFn(mem, run.c_err, None), "CVodeSetErrHandlerFn")
     check(lib.CVodeInit(mem, run.c_rhs, float(t0), run.y), "CVodeInit")
     if np.ndim(atol) == 0:
@@ -349,6 +401,167 @@ def _configure(run: _Run, t0, rtol, atol, *, max_steps, event, first_step, max_s
         check(lib.CVodeSetStopTime(mem, float(tstop)), "CVodeSetStopTime")
 
 
+class WarmStart:
+    """The CVODE memory kept from one integration to the next (``integrate(..., warm=...)``).
+
+    One object serves one sequence of integrations of problems of the same size and band
+    (a coupling loop: one per solver). Each integration starts in one of these modes,
+    reported as ``IntegrationResult.info["warm_start"]``:
+
+    - ``"new"``: a fresh CVODE memory (the first integration; the options, size, band or
+      event changed; the last integration failed);
+    - ``"restart"``: the kept memory re-initialised at ``t_eval[0]`` (``CVodeReInit``):
+      order 1, CVODE's own first step (or ``first_step``), a new Jacobian: the same
+      integration as ``"new"``. Used when the integration does not continue the last one
+      (another start time or state, or the last one ended at an event) or the right-hand
+      side at the start jumped by more than ``jump_tol``;
+    - ``"continue"``: CVODE's history is kept (step size, order, Nordsieck array, Jacobian):
+      the start time and state are the last integration's end (its state to a millionth of
+      the tolerance), no event function, the same options, and the jump
+      ``||h (f_new(t0, y0) - f_old(t0, y0))||`` (CVODE's weighted RMS norm, ``h`` the step
+      CVODE would take next; ``info["rhs_jump"]``) is at most ``jump_tol``. f_old is the
+      last step's own evaluation at the end state (the checked Newton test makes it; else
+      one call of the last problem); f_new costs one call, which a restart reuses as
+      CVODE's first: a restart calls the right-hand side as often as a fresh memory, a
+      continued integration once more than it would (none with the same problem object);
+    - ``"fallback"``: a continued integration failed and was redone from a fresh memory
+      (the counters include both attempts).
+
+    :meth:`close` frees the memory (also done when the object is garbage collected).
+    """
+
+    def __init__(self, jump_tol: float = WARM_JUMP_TOL):
+        if not jump_tol >= 0.0:
+            raise ValueError(f"WarmStart: jump_tol must be >= 0, got {jump_tol!r}")
+        self.jump_tol = float(jump_tol)
+        self._slot: list = [None]  # the kept _Run; the finalizer holds the list, not self
+        self._finalizer = weakref.finalize(self, _close_slot, self._slot)
+        self._signature = None
+        self._end: tuple | None = None  # (t, y) where the last integration ended, if continuable
+        self._guard: CallbackGuard | None = None  # the last integration's callbacks
+
+    @property
+    def active(self) -> bool:
+        """Whether a CVODE memory is kept."""
+        return self._slot[0] is not None
+
+    def close(self) -> None:
+        """Free the kept CVODE memory; the next integration starts ``"new"``."""
+        _close_slot(self._slot)
+        self._signature = self._end = self._guard = None
+
+    def _forget(self) -> None:
+        self._end = self._guard = None
+
+
+def _close_slot(slot: list) -> None:
+    run, slot[0] = slot[0], None
+    if run is not None:
+        run.close()
+
+
+def _weights(y: np.ndarray, rtol: float, atol) -> np.ndarray:
+    """CVODE's error weights 1 / (rtol |y| + atol)."""
+    return 1.0 / (rtol * np.abs(y) + np.asarray(atol, dtype=np.float64))
+
+
+def _wrms(v: np.ndarray, w: np.ndarray) -> float:
+    return float(np.sqrt(np.mean((v * w) ** 2)))
+
+
+def _warm_begin(warm: WarmStart, guard: CallbackGuard, t_eval, y0, signature, rtol, atol,
+                setup) -> tuple[_Run, str, float | None]:
+    """Pick the start mode (:class:`WarmStart`) and make the CVODE memory ready to march.
+    ``setup()`` returns a fresh, configured :class:`_Run` (raises ``ValueError``)."""
+    run = warm._slot[0]
+    if run is None or warm._signature != signature:
+        warm.close()
+        run = warm._slot[0] = setup()
+        warm._signature = signature
+        return run, "new", None
+    lib, t0, t_end = run.lib, float(t_eval[0]), float(t_eval[-1])
+    run.log.last = None
+    mode, jump, f_new = "restart", None, None
+    end, old_guard = warm._end, warm._guard
+    span = max(abs(t0), abs(t_end - t0))
+    if (end is not None and old_guard is not None and not signature.has_event
+            and abs(t0 - end[0]) <= 1e-12 * span and abs(run.current("CurrentTime") - t0) <= 1e-12 * span
+            and _wrms(y0 - end[1], _weights(end[1], rtol, atol)) <= _SAME_STATE_TOL):
+        h = run.current("CurrentStep")
+        w = _weights(y0, rtol, atol)
+        if old_guard.problem is guard.problem:
+            jump = 0.0
+        elif math.isfinite(h) and h != 0.0:
+            f_new, f_old = np.empty(run.n), None
+            if guard.rhs(t0, y0, f_new) != 0:
+                f_new = None
+            elif abs(run.last_t - t0) <= 1e-12 * span and np.array_equal(run.last_y, y0):
+                # the last step's own evaluation, at the end state (exactly: with a stiff
+                # Jacobian, h J dy turns a rounding of y into a jump of order one)
+                f_old = run.last_f
+            else:
+                f_old = np.empty(run.n)
+                guard.nfev += 1  # counted in this integration
+                if old_guard.rhs(t0, y0, f_old) != 0:
+                    f_old = None
+            if f_old is not None:
+                jump = abs(h) * _wrms(f_new - f_old, w)
+        if jump is not None and jump <= warm.jump_tol:
+            mode = "continue"
+    run.guard = guard
+    if mode == "restart":
+        run.y_arr[:] = y0
+        flag = lib.CVodeReInit(run.mem, t0, run.y)
+        if flag != 0:
+            raise ValueError(f"CVodeReInit returned {flag}")
+        run._rejects = 0
+        if f_new is not None:
+            run.memo = (t0, y0.copy(), f_new)
+    if signature.tstop and t_end != t0:
+        flag = lib.CVodeSetStopTime(run.mem, t_end)
+        if flag != 0:
+            raise ValueError(f"CVodeSetStopTime returned {flag}")
+    return run, mode, jump
+
+
+def _march(run: _Run, t_eval: np.ndarray, y0: np.ndarray):
+    """Call CVODE for every output time; returns (t_out, y_out, flag, t_returned)."""
+    lib = run.lib
+    t_out, y_out = [float(t_eval[0])], [y0.copy()]
+    tret = ctypes.c_double(float(t_eval[0]))
+    flag = 0
+    for tout in t_eval[1:]:
+        flag = lib.CVode(run.mem, float(tout), run.y, ctypes.byref(tret), sd.CV_NORMAL)
+        if flag < 0 or flag == sd.CV_ROOT_RETURN:
+            break
+        t_out.append(float(tout))
+        y_out.append(run.y_arr.copy())
+    run.memo = None
+    return t_out, y_out, flag, float(tret.value)
+
+
+class _Signature(NamedTuple):
+    """What a kept CVODE memory was configured for (a continued or re-initialised
+    integration must match it)."""
+
+    n: int
+    ml: int
+    mu: int
+    linsolver: str
+    has_jac: bool
+    rtol: float
+    atol: float | bytes
+    max_steps: int
+    has_event: bool
+    first_step: float | None
+    max_step: float | None
+    min_step: float | None
+    max_order: int | None
+    nonlin_conv_coef: float
+    verify_newton: bool
+    tstop: bool
+
+
 def integrate_cvode(
     problem,
     t_eval: np.ndarray,
@@ -366,6 +579,7 @@ def integrate_cvode(
     stop_at_end: bool = True,
     nonlin_conv_coef: float = NONLIN_CONV_COEF,
     verify_newton: bool = True,
+    warm: WarmStart | None = None,
 ) -> IntegrationResult:
     """Integrate with CVODE; see :func:`aragog.solver.backends.integrate` for the arguments.
 
@@ -377,6 +591,8 @@ def integrate_cvode(
     right-hand side is never evaluated past the end. ``nonlin_conv_coef`` is CVODE's
     nonlinear convergence coefficient; ``verify_newton`` checks every accepted Newton
     iterate (:meth:`_Run.verify_newton`; module docstring for why both are needed).
+    ``warm``: a :class:`WarmStart` that keeps the CVODE memory for the next integration
+    (``None``: a fresh memory, freed at the end).
     """
     wall0 = time.perf_counter()
     if linsolver not in ("band", "dense"):
@@ -408,46 +624,96 @@ def integrate_cvode(
 
     t_end = float(t_eval[-1])
     tstop = t_end if stop_at_end and t_end != float(t_eval[0]) else None
-    run = _Run(lib, guard, y0, linsolver)
-    try:
+
+    def setup() -> _Run:
+        run = _Run(lib, guard, y0, linsolver)
         try:
             _configure(run, t_eval[0], rtol, atol, max_steps=max_steps, event=event,
                        first_step=first_step, max_step=max_step, min_step=min_step,
                        max_order=max_order, tstop=tstop, nonlin_conv_coef=nonlin_conv_coef,
                        verify_newton=verify_newton, log=log)
+        except ValueError:
+            run.close()
+            raise
+        return run
+
+    def rejected(exc):
+        logger.debug("CVODE set-up failed", exc_info=True)
+        return result(t_eval[:1], y0[None, :], -22, f"CVODE: the input was rejected ({exc})",
+                      "illegal_input")
+
+    mode, jump, before = None, None, {}
+    if warm is None:
+        try:
+            run = setup()
         except ValueError as exc:
-            logger.debug("CVODE set-up failed", exc_info=True)
-            return result(t_eval[:1], y0[None, :], -22,
-                          f"CVODE: the input was rejected ({exc})", "illegal_input")
-        t_out, y_out = [float(t_eval[0])], [y0.copy()]
-        tret = ctypes.c_double(float(t_eval[0]))
-        flag = 0
-        for tout in t_eval[1:]:
-            flag = lib.CVode(run.mem, float(tout), run.y, ctypes.byref(tret), sd.CV_NORMAL)
-            if flag < 0 or flag == sd.CV_ROOT_RETURN:
-                break
-            t_out.append(float(tout))
-            y_out.append(run.y_arr.copy())
+            return rejected(exc)
+    else:
+        atol_key = float(atol) if np.ndim(atol) == 0 else np.asarray(atol, dtype=np.float64).tobytes()
+        signature = _Signature(n, guard.ml, guard.mu, linsolver, bool(guard.has_jac), float(rtol), atol_key,
+                               int(max_steps), event is not None, first_step, max_step, min_step,
+                               max_order, float(nonlin_conv_coef), bool(verify_newton), bool(stop_at_end))
+        try:
+            run, mode, jump = _warm_begin(warm, guard, t_eval, y0, signature, rtol, atol, setup)
+        except ValueError as exc:
+            warm.close()
+            return rejected(exc)
+        if mode == "continue":  # the memory's counters run on: report this integration's share
+            before = run.counters()
+    try:
+        t_out, y_out, flag, t_ret = _march(run, t_eval, y0)
+        if warm is not None and mode == "continue" and flag < 0:
+            # the continued history failed: redo the integration from a fresh memory
+            first = run.counters()
+            first_steps = int(first.get("NumSteps", 0)) - int(before.get("NumSteps", 0))
+            logger.debug("warm start: the continued integration failed (flag %d at t = %r); "
+                         "restarting from a fresh CVODE memory", flag, t_ret)
+            warm.close()
+            try:
+                run, mode, _ = _warm_begin(warm, guard, t_eval, y0, signature, rtol, atol, setup)
+            except ValueError as exc:
+                warm.close()
+                return rejected(exc)
+            mode, before = "fallback", {"NumSteps": -first_steps}
+            t_out, y_out, flag, t_ret = _march(run, t_eval, y0)
         info = run.counters()
+        for name in list(sd.COUNTERS) + ["NewtonChecks", "NewtonChecksFailed", "NewtonChecksRelaxed"]:
+            if name in info and name in before:
+                info[name] -= before[name]
+        if warm is not None:
+            info["warm_start"] = mode
+            if jump is not None:
+                info["rhs_jump"] = float(jump)
         nsteps = int(info.get("NumSteps", 0))
         if flag == sd.CV_ROOT_RETURN:
-            t_ev = float(tret.value)
+            t_ev = float(t_ret)
+            if warm is not None:
+                warm._forget()  # CVODE stepped past the event
             return result(t_out, y_out, 1, f"CVODE: event at t = {_fmt(t_ev)}", "event",
                           nsteps=nsteps, t_event=t_ev, y_event=run.y_arr.copy(), info=info)
         if flag >= 0:
+            if warm is not None:
+                warm._end, warm._guard = (float(t_out[-1]), y_out[-1].copy()), guard
             return result(t_out, y_out, 0, f"CVODE: reached t = {_fmt(t_out[-1])} in {nsteps} steps",
                           "success", nsteps=nsteps, info=info)
-        t_err = float(tret.value)
+        if warm is not None:
+            warm.close()
         n_reached = len(t_out)
         t_next = t_eval[n_reached] if n_reached < len(t_eval) else t_eval[-1]
         template = FLAG_MESSAGES.get(flag, f"CVODE failed with flag {flag}")
         eff_max_steps = int(max_steps) if int(max_steps) != 0 else 500
-        text = template.format(t=_fmt(t_err), t_next=_fmt(t_next), max_steps=eff_max_steps,
+        text = template.format(t=_fmt(t_ret), t_next=_fmt(t_next), max_steps=eff_max_steps,
                                rtol=_fmt(rtol), atol=_fmt(atol))
         message = f"CVODE: {text}{guard.error_summary()}"
-        if log.last and flag != -1:
-            message += f" [SUNDIALS {log.last}]"
+        last_error = run.log.last if run.log is not None else log.last
+        if last_error and flag != -1:
+            message += f" [SUNDIALS {last_error}]"
         return result(t_out, y_out, flag, message, FLAG_REASONS.get(flag, "other"),
-                      nsteps=nsteps, t_failure=t_err, info=info)
+                      nsteps=nsteps, t_failure=t_ret, info=info)
+    except BaseException:
+        if warm is not None:
+            warm.close()
+        raise
     finally:
-        run.close()
+        if warm is None:
+            run.close()

@@ -81,6 +81,7 @@ _SIGNATURES = {
     "SUNLinSolFree": (_int, [_ptr]),
     "CVodeCreate": (_ptr, [_int, _ptr]),
     "CVodeInit": (_int, [_ptr, CVRhsFn, _real, _ptr]),
+    "CVodeReInit": (_int, [_ptr, _real, _ptr]),
     "CVodeFree": (None, [ctypes.POINTER(_ptr)]),
     "CVodeSStolerances": (_int, [_ptr, _real, _real]),
     "CVodeSVtolerances": (_int, [_ptr, _real, _ptr]),
@@ -115,6 +116,9 @@ for _name in COUNTERS:
     _SIGNATURES["CVodeGet" + _name] = (_int, [_ptr, ctypes.POINTER(_long)])
 _SIGNATURES["CVodeGetLastStep"] = (_int, [_ptr, ctypes.POINTER(_real)])
 _SIGNATURES["CVodeGetLastOrder"] = (_int, [_ptr, ctypes.POINTER(_int)])
+_SIGNATURES["CVodeGetCurrentStep"] = (_int, [_ptr, ctypes.POINTER(_real)])
+_SIGNATURES["CVodeGetCurrentOrder"] = (_int, [_ptr, ctypes.POINTER(_int)])
+_SIGNATURES["CVodeGetCurrentTime"] = (_int, [_ptr, ctypes.POINTER(_real)])
 
 
 class NewtonContent(ctypes.Structure):
