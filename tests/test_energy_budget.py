@@ -119,7 +119,9 @@ def test_new_fields_are_described():
 def test_no_fluxes_and_no_heating_give_a_zero_budget():
     """An isentrope with both boundaries closed (zero prescribed fluxes), no conduction, no
     melt transport and no heating: nothing moves (the convective flux vanishes at dS/dr = 0),
-    so every step energy is exactly 0."""
+    so every step energy is 0 up to rounding. (dS/dr of a uniform entropy is ~1e-19 J/kg/K/m
+    of either sign after the basic-node interpolation; where it comes out negative, a
+    convective flux of ~1e-10 W/m2 moves ~1e-3 J in 1000 yr: > 1e15 J is any real term.)"""
     solver = EntropySolver(load_config(EARTH, overrides={
         "mesh.number_of_nodes": 8, "solver.end_time": 1.0e3, "solver.output_points": 5,
         "energy.conduction": False, "energy.gravitational_separation": False, "energy.mixing": False,
@@ -131,7 +133,7 @@ def test_no_fluxes_and_no_heating_give_a_zero_budget():
     solver.solve()
     out = solver.get_state(energy_budget=True)
     for k in STEP_FIELDS:
-        assert getattr(out, k) == 0.0, k
+        assert abs(getattr(out, k)) <= 1.0, k
     assert out.E_state == E0
 
 

@@ -5,8 +5,7 @@ A solver's compiled programs (a fused :class:`~aragog.solver.jitpair.JitPair`, o
 static key (:func:`aragog.solver.inputs.static_key` and the compile mode): every value is
 a traced argument. So a second solver with the same key — another planet of a grid, a
 fresh solver in a coupling script — takes the first one's programs instead of tracing
-and compiling again. The EOS inversion of the initial condition is kept here too, under
-``("initial",) + static key``. The 16 most recently used entries are kept.
+and compiling again. The 16 most recently used entries are kept.
 """
 
 from __future__ import annotations

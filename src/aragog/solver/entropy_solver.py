@@ -22,15 +22,14 @@ from pathlib import Path
 import numpy as np
 
 from aragog import eos, physics, structure
-from aragog._jax import jax, jnp
 from aragog.errors import AragogError, ConfigError
 from aragog.solver import inputs as _inputs
-from aragog.csdl.compiling import compile_keyed
 from aragog.solver.backends import integrate
 from aragog.solver.blocks import BlockPrograms
 from aragog.solver.budget import EnergyBook
 from aragog.solver.cache import configure_compilation_cache
 from aragog.solver.engines import compile_stats, shared_programs, store_key
+from aragog.solver.inversion import entropy_of_temperature
 from aragog.solver.jitpair import JitPair, ProgramStats
 from aragog.solver.output import SolverOutput
 from aragog.solver.results import output_fields, run_history
@@ -151,6 +150,10 @@ class EntropySolver:
                 logger.info("static inputs changed: using new compiled programs")
             builder = self._build_pair if mode == "fused" else self._build_blocks
             self._pair, reused = shared_programs(key, lambda: builder(options, inputs, store=store_key(key)))
+            if reused and hasattr(self._pair, "wait_background"):
+                self._pair.wait_background()  # its compiles are the first solver's, not ours
+            elif isinstance(self._pair, JitPair):
+                _start_compiles(self._pair)
             self._baseline = compile_stats(self._pair) if reused else None
             self._logged = {}
             if reused:
@@ -202,7 +205,8 @@ class EntropySolver:
             "diagnostics": functools.partial(_diagnostics, options=options),
             "melt_fraction": functools.partial(_melt_fraction, options=options),
         }
-        return JitPair(rhs, n_state, inputs, ml, mu, jacobian=jacobian, extra=extra, lazy=True, store_key=store)
+        return JitPair(rhs, n_state, inputs, ml, mu, jacobian=jacobian, extra=extra, lazy=True, store_key=store,
+                       compiler_options=COMPILER_OPTIONS)
 
     def _build_blocks(self, options, inputs, store: str | None = None) -> BlockPrograms:
         """compile_mode "blocks": the right-hand side recorded with aragog.csdl, structure,
@@ -219,45 +223,20 @@ class EntropySolver:
 
     def entropy_at(self, temperature: float, pressure: float) -> float:
         """Entropy [J/kg/K] with T(P, S) = ``temperature`` [K] at ``pressure`` [Pa] (the EOS
-        inverted; the isentrope through that point)."""
+        inverted; the isentrope through that point). Computed in NumPy
+        (:func:`aragog.solver.inversion.entropy_of_temperature`: the root the compiled
+        :func:`aragog.physics.surface_entropy_for_temperature` finds, without compiling a
+        program for one call)."""
         self._require_inputs()
         stats = self._initial_stats
-        program = self._initial_program()
         t0 = time.perf_counter()
-        value = float(program(float(temperature), float(pressure), self._inputs))
+        value = entropy_of_temperature(temperature, pressure, self._energy.eos(self._inputs, self._options))
         stats["calls"] += 1
         stats["call_seconds"] += time.perf_counter() - t0
+        stats["source"] = "numpy"
         if not np.isfinite(value):
             raise AragogError(f"no entropy gives T = {temperature} K at P = {pressure} Pa in the EOS")
         return value
-
-    def _initial_program(self):
-        """The compiled EOS inversion S(T, P) for this static key (shared in the process,
-        stored in the persistent cache like the other programs)."""
-        stats = self._initial_stats
-        key = ("initial",) + self._key[1:]  # the static key: the same program in both modes
-        records = []
-
-        def build():
-            fn = functools.partial(_entropy_of_temperature, options=self._options)
-            spec = lambda x: jax.ShapeDtypeStruct(np.shape(x), jnp.float64)  # noqa: E731
-            scalar = jax.ShapeDtypeStruct((), jnp.float64)
-            specs = (scalar, scalar, jax.tree_util.tree_map(spec, self._inputs))
-            compiled, record = compile_keyed(fn, specs, "initial", None, store_key(key))
-            records.append(record)
-            return compiled
-
-        compiled, _ = shared_programs(key, build)
-        if records:
-            record = records[0]
-            stats["traces"] += int(record.lower_seconds > 0)
-            stats["loads" if record.source == "disk" else "compiles"] += 1
-            stats["trace_seconds"] += record.lower_seconds
-            stats["compile_seconds"] += record.compile_seconds
-            stats["source"] = record.source
-        elif stats["source"] == "none":
-            stats["source"] = "memory"  # compiled earlier in this process for the same key
-        return compiled
 
     def set_initial_entropy(self, S) -> None:
         """Set the state: a scalar (an isentrope: the same entropy in every cell) or one value
@@ -461,7 +440,9 @@ class EntropySolver:
           ``compile_seconds`` (compiling or loading): what *this solver* caused;
         - ``source``: where the program in use came from: ``"compiled"``, ``"disk"``
           (persistent cache), ``"memory"`` (compiled earlier in this process, by another
-          solver with the same static key) or ``"none"`` (not built yet);
+          solver with the same static key) or ``"none"`` (not built yet); "initial" (the
+          EOS inversion of :meth:`entropy_at`) is computed in NumPy, never compiled:
+          ``"numpy"`` once called;
         - ``calls``, ``call_seconds``: this solver's calls (for blocks: direct calls of
           the block by every solver of the process, no time).
 
@@ -524,6 +505,38 @@ def _is_upstream_parameters(params) -> bool:
     return isinstance(params, UpstreamParameters)
 
 
+# ---------------------------------------------------------------------- compiling
+#: XLA options per program of the fused mode (passed to jax.stages.Lowered.compile; the
+#: user's XLA_FLAGS are never touched; part of each program's persistent-store key).
+#: Chosen by the end-to-end cost, compile time + calls x time per call over a run
+#: (tools/bench_solver.py measures both): XLA:CPU's older elemental fusion emitters
+#: (``xla_cpu_use_fusion_emitters = False``) compiled the demo's programs in 0.55-0.65 of
+#: the time at the same time per call (within 2 %, 1-2 us of ~75 us per RHS call) and the
+#: same results to 1e-14; a lower LLVM optimisation level compiled faster still but made
+#: every call slower (the RHS 1.6x, the Jacobian 2.6x, the diagnostics 1.4x: ~100 us more per
+#: diagnostics call, which the energy budget and the output make per output time).
+COMPILER_OPTIONS: dict[str, dict] = {name: {"xla_cpu_use_fusion_emitters": False}
+                                     for name in ("rhs", "jac", "diagnostics", "melt_fraction")}
+
+
+def _start_compiles(pair: JitPair) -> None:
+    """Compile a new fused pair's programs, overlapping what can overlap on two cores.
+
+    XLA's compile releases the GIL (tracing and lowering do not). So the Jacobian, the
+    longest compile, is traced here and compiled in a thread while this one traces and
+    compiles the RHS; then, once the Jacobian is ready, the diagnostics are traced and
+    compiled in a thread that overlaps the integration (only get_state, the output and
+    the temperature step cap call them, and they wait for it). Started during the
+    Jacobian's compile instead, the diagnostics' compile slowed it down by more than it
+    saved (one XLA compile already uses more than one core at times). Programs found in
+    the persistent store are loaded here instead."""
+    pair.prepare("jac")
+    pair.compile_in_background("jac")
+    pair.compile("rhs")
+    pair.compile("jac")  # waits for the thread
+    pair.compile_in_background("diagnostics")
+
+
 # ---------------------------------------------------------------------- compiled bodies
 def _rhs(t, y, args, options):
     return physics.rhs(t, y, args, options)
@@ -535,10 +548,6 @@ def _diagnostics(t, y, args, options):
 
 def _melt_fraction(t, y, args, options):
     return physics.global_melt_fraction(y, args, options)
-
-
-def _entropy_of_temperature(T, P, inputs, options):
-    return physics.surface_entropy_for_temperature(T, P, inputs, options)
 
 
 class _NoJacobian:

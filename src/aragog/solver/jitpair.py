@@ -26,11 +26,19 @@ default hand-off to a worker thread.
 
 ``pair.stats`` reports per program: traces (counted by a Python counter inside the traced
 body), compiles, seconds spent tracing + lowering and compiling, calls and seconds in calls.
+
+Compiling off the critical path: :meth:`JitPair.compile_in_background` compiles programs in
+a thread (XLA's compile releases the GIL; tracing and lowering do not), and the first
+call of such a program waits for it. Each program compiles at most once whichever
+thread gets there first (a lock per program), so the counters are those of one compile.
+``compiler_options`` gives each program its own XLA options (e.g. a lower LLVM
+optimisation level for a rarely called program); they are part of its persistent-store key.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -38,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from aragog._jax import jax, jnp
-from aragog.csdl.compiling import compile_keyed
+from aragog.csdl.compiling import compile_lowered, lower, store_lookup, store_save
 from aragog.solver.jacobian import banded_jacobian, dense_jacobian
 from aragog.solver.packing import PackLayout
 
@@ -80,14 +88,17 @@ class ProgramStats:
 class _Program:
     """One function of ``(t, y, *flat_args)`` and, once compiled, its executable."""
 
-    __slots__ = ("name", "flat_fn", "compiled", "stats", "out_tree")
+    __slots__ = ("name", "flat_fn", "compiled", "stats", "out_tree", "lock", "options", "lowered")
 
-    def __init__(self, name: str, flat_fn: Callable, stats: ProgramStats):
+    def __init__(self, name: str, flat_fn: Callable, stats: ProgramStats, options=None):
         self.name = name
         self.flat_fn = flat_fn
         self.compiled = None
         self.stats = stats
         self.out_tree = None
+        self.lock = threading.Lock()  # held while compiling: one compile, whichever thread
+        self.options = dict(options or {})
+        self.lowered = None  # (jax.stages.Lowered, seconds) between prepare() and the compile
 
 
 class JitPair:
@@ -115,6 +126,8 @@ class JitPair:
             configuration and code identity). With it, each program is looked up in the
             active :class:`~aragog.csdl.compiling.ExecutableStore` (persistent cache
             directory) *before tracing*, and saved there after compiling.
+        compiler_options: optional mapping ``program name -> {XLA option: value}`` passed
+            to ``jax.stages.Lowered.compile`` for that program (others: XLA's defaults).
 
     Raises:
         ValueError: ``rhs_fn`` does not return shape ``(n_state,)``, a bad ``jacobian`` mode,
@@ -135,6 +148,7 @@ class JitPair:
         pack_max: int = 4096,
         name: str = "aragog",
         store_key: str | None = None,
+        compiler_options: Mapping[str, Mapping[str, Any]] | None = None,
     ):
         if jacobian not in ("banded", "dense"):
             raise ValueError(f"JitPair: jacobian must be 'banded' or 'dense', got {jacobian!r}")
@@ -184,10 +198,15 @@ class JitPair:
                 raise ValueError(f"JitPair: extra program {key!r} is not callable")
             functions[str(key)] = fn
 
+        options = dict(compiler_options or {})
+        unknown = set(options) - set(functions)
+        if unknown:
+            raise ValueError(f"JitPair: compiler_options for unknown programs {sorted(unknown)}")
         self._programs: dict[str, _Program] = {}
         for key, fn in functions.items():
             stats = ProgramStats()
-            self._programs[key] = _Program(key, self._make_flat(key, fn, treedef, stats), stats)
+            self._programs[key] = _Program(key, self._make_flat(key, fn, treedef, stats), stats, options.get(key))
+        self._background: list[threading.Thread] = []
 
         if not lazy:
             for key in self._programs:
@@ -215,11 +234,39 @@ class JitPair:
         prog = self._programs[key]
         if prog.compiled is not None:
             return prog
-        store_key = None
-        if self.store_key is not None:
-            store_key = repr((self.store_key, self.name, key, self.n, self.ml, self.mu, self.jacobian,
-                              self._leaf_specs, self._layout.n_inputs, str(self._treedef)))
-        compiled, record = compile_keyed(prog.flat_fn, self._abstract_inputs(), key, None, store_key)
+        with prog.lock:  # another thread may be compiling it: wait, then use its executable
+            if prog.compiled is None:
+                self._compile_locked(prog)
+        return prog
+
+    def _store_key(self, key: str) -> str | None:
+        if self.store_key is None:
+            return None
+        return repr((self.store_key, self.name, key, self.n, self.ml, self.mu, self.jacobian,
+                     self._leaf_specs, self._layout.n_inputs, str(self._treedef)))
+
+    def _prepare_locked(self, prog: _Program) -> None:
+        """The store's executable (then compiled), or trace and lower (``prog.lowered``)."""
+        if prog.compiled is not None or prog.lowered is not None:
+            return
+        hit = store_lookup(self._store_key(prog.name), prog.name, prog.options)
+        if hit is not None:
+            self._finish(prog, *hit)
+            return
+        prog.lowered = lower(prog.flat_fn, self._abstract_inputs())
+
+    def _compile_locked(self, prog: _Program) -> None:
+        self._prepare_locked(prog)
+        if prog.compiled is not None:
+            return
+        lowered, seconds = prog.lowered
+        compiled, record = compile_lowered(lowered, prog.name, seconds, prog.options)
+        prog.lowered = None
+        store_save(self._store_key(prog.name), compiled, record, prog.options)
+        self._finish(prog, compiled, record)
+
+    def _finish(self, prog: _Program, compiled, record) -> None:
+        key = prog.name
         prog.stats.trace_seconds += record.lower_seconds
         prog.stats.compile_seconds += record.compile_seconds
         if record.source == "disk":
@@ -230,7 +277,6 @@ class JitPair:
         prog.out_tree = compiled.out_tree
         self._check_output(key, compiled)
         prog.compiled = compiled
-        return prog
 
     def _check_output(self, key: str, compiled) -> None:
         if key not in _RESERVED:
@@ -250,6 +296,49 @@ class JitPair:
         """Compile the named programs now (all when none is named); already compiled ones are kept."""
         for key in names or tuple(self._programs):
             self._program(key, compile=True)
+
+    def prepare(self, *names: str) -> None:
+        """Look the named programs up in the store, or trace and lower them, now in this
+        thread (Python work, it holds the GIL); the XLA compile is left to whoever needs
+        the program first, e.g. :meth:`compile_in_background`."""
+        for key in names:
+            prog = self._program(key, compile=False)
+            with prog.lock:
+                self._prepare_locked(prog)
+
+    def compile_in_background(self, *names: str) -> threading.Thread | None:
+        """Compile the named programs, in this order, in a thread; return it (``None`` when
+        all are compiled already). A call of one of them meanwhile waits for its compile.
+        The thread is not a daemon: the interpreter waits for it at exit (a compile cut
+        off by the interpreter's shutdown could crash it). An exception in the thread is not raised there: the program stays
+        uncompiled and its first call compiles it again (and raises)."""
+        todo = [self._program(key, compile=False).name for key in names]
+        todo = [key for key in todo if self._programs[key].compiled is None]
+        if not todo:
+            return None
+
+        def run():
+            for key in todo:
+                try:
+                    self._compile(key)
+                except Exception as exc:  # noqa: BLE001 - the caller's own compile raises it
+                    logger.debug("background compile of %s failed (%s: %s)", key, type(exc).__name__, exc)
+
+        thread = threading.Thread(target=run, name=f"{self.name}-compile-{'+'.join(todo)}", daemon=False)
+        self._background = [t for t in self._background if t.is_alive()] + [thread]
+        thread.start()
+        return thread
+
+    def wait_background(self) -> None:
+        """Wait for every compile started by :meth:`compile_in_background`."""
+        for thread in self._background:
+            thread.join()
+        self._background = []
+
+    @property
+    def compiler_options(self) -> dict[str, dict[str, Any]]:
+        """``{program: XLA options}`` of the programs compiled with non-default options."""
+        return {key: dict(prog.options) for key, prog in self._programs.items() if prog.options}
 
     # ------------------------------------------------------------------ args checking
     @property
