@@ -157,3 +157,24 @@ def test_first_solve_counts_each_program_once_and_shares_honestly():
         s1, s2 = first.jit_stats[name], second.jit_stats[name]
         assert (s1["traces"], s1["compiles"], s1["source"]) == (1, 1, "compiled"), (name, s1)
         assert (s2["traces"], s2["compiles"], s2["source"]) == (0, 0, "memory"), (name, s2)
+
+
+def test_stored_programs_load_without_tracing(tmp_path, monkeypatch):
+    monkeypatch.setattr(compiling, "_store", [compiling.ExecutableStore(tmp_path)])
+    opts = {"jac": {"xla_cpu_use_fusion_emitters": False}}
+    first = _toy_pair(store_key="toy-key", compiler_options=opts)
+    assert not first.stored("jac")
+    first.prepare("jac")  # traced here, compiled later
+    assert first.stats["jac"]["traces"] == 1 and first.stats["jac"]["compiles"] == 0
+    first.compile_in_background("jac")
+    first.wait_background()
+    assert first.stats["jac"]["compiles"] == 1 and first.stored("jac")
+    second = _toy_pair(store_key="toy-key", compiler_options=opts)
+    assert second.stored("jac") and not second.stored("rhs")
+    assert not _toy_pair(store_key="toy-key").stored("jac")  # other options: another entry
+    second.compile_in_background("jac")
+    second.wait_background()
+    s = second.stats["jac"]
+    assert (s["traces"], s["compiles"], s["loads"], s["source"]) == (0, 0, 1, "disk")
+    args, y = {"k": np.full(5, 2.0)}, np.arange(5.0)
+    np.testing.assert_array_equal(second.jac(0.0, y, args), first.jac(0.0, y, args))

@@ -239,6 +239,17 @@ def options_key(compiler_options) -> str:
     return repr(sorted((str(k), v) for k, v in (compiler_options or {}).items()))
 
 
+def _full_key(key: str, compiler_options) -> str:
+    return key + "|" + options_key(compiler_options) + "|" + environment_key()
+
+
+def store_has(key: str | None, compiler_options=None) -> bool:
+    """Whether the active store has an entry for ``key`` (as :func:`store_lookup` finds it;
+    it may still turn out unusable). Cheap: no read."""
+    store = executable_store()
+    return store is not None and key is not None and store._path(_full_key(key, compiler_options)).is_file()
+
+
 def store_lookup(key: str | None, label: str = "", compiler_options=None):
     """``(executable, CompileRecord)`` from the active store for ``key`` (with
     ``compiler_options`` and the :func:`environment_key`), or ``None`` (no store, no key,
@@ -247,7 +258,7 @@ def store_lookup(key: str | None, label: str = "", compiler_options=None):
     if store is None or key is None:
         return None
     t0 = time.perf_counter()
-    compiled = store.load(key + "|" + options_key(compiler_options) + "|" + environment_key())
+    compiled = store.load(_full_key(key, compiler_options))
     if compiled is None:
         return None
     return compiled, CompileRecord(label, 0.0, time.perf_counter() - t0, "disk")
@@ -260,7 +271,7 @@ def store_save(key: str | None, compiled, record: CompileRecord, compiler_option
     store = executable_store()
     if store is None or key is None or record.source != "compiled":
         return
-    store.save(key + "|" + options_key(compiler_options) + "|" + environment_key(), compiled)
+    store.save(_full_key(key, compiler_options), compiled)
 
 
 def compile_keyed(fn, specs, label: str = "", jit_kwargs=None, key: str | None = None, compiler_options=None):

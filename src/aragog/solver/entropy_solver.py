@@ -528,9 +528,11 @@ def _start_compiles(pair: JitPair) -> None:
     compiled in a thread that overlaps the integration (only get_state, the output and
     the temperature step cap call them, and they wait for it). Started during the
     Jacobian's compile instead, the diagnostics' compile slowed it down by more than it
-    saved (one XLA compile already uses more than one core at times). Programs found in
-    the persistent store are loaded here instead."""
-    pair.prepare("jac")
+    saved (one XLA compile already uses more than one core at times). A Jacobian in the
+    persistent store is loaded in the thread (loading releases the GIL too) while this
+    one loads or compiles the RHS."""
+    if not pair.stored("jac"):
+        pair.prepare("jac")  # trace before the RHS's tracing competes for the GIL
     pair.compile_in_background("jac")
     pair.compile("rhs")
     pair.compile("jac")  # waits for the thread

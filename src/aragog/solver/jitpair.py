@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from aragog._jax import jax, jnp
-from aragog.csdl.compiling import compile_lowered, lower, store_lookup, store_save
+from aragog.csdl.compiling import compile_lowered, lower, store_has, store_lookup, store_save
 from aragog.solver.jacobian import banded_jacobian, dense_jacobian
 from aragog.solver.packing import PackLayout
 
@@ -296,6 +296,12 @@ class JitPair:
         """Compile the named programs now (all when none is named); already compiled ones are kept."""
         for key in names or tuple(self._programs):
             self._program(key, compile=True)
+
+    def stored(self, name: str) -> bool:
+        """Whether program ``name`` is compiled already or has an entry in the active
+        persistent store (then no tracing is needed to get it)."""
+        prog = self._program(name, compile=False)
+        return prog.compiled is not None or store_has(self._store_key(name), prog.options)
 
     def prepare(self, *names: str) -> None:
         """Look the named programs up in the store, or trace and lower them, now in this
