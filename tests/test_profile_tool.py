@@ -36,3 +36,42 @@ def test_coupling_loop_records_and_recompiles_nothing(mode):
     # the initial state's EOS inversion is NumPy, never a compiled program
     initial = out["first_solve"]["initial"]
     assert initial["source"] == "numpy" and initial["compiles"] + initial["loads"] + initial["traces"] == 0
+
+
+def load_bench():
+    spec = importlib.util.spec_from_file_location("bench_solver", REPO / "tools" / "bench_solver.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_first_solve_worker_reports_every_stage(capsys):
+    """tools/bench_solver.py section 0 (issue 11): the first solve split into tables, mesh,
+    initial state and programs, per-program trace/compile and kernels, per-call costs."""
+    from aragog import EntropySolver
+    from aragog.solver.engines import clear_shared_programs
+
+    bench = load_bench()
+    clear_shared_programs()
+    before = {k: EntropySolver.__dict__[k] for k in ("_eos", "_mesh", "entropy_at")}
+    out = bench.first_solve_worker(dict(config=str(INPUT / "earth.toml"), nodes=8, window=1.0, cache="none",
+                                        calls=20))
+    assert {k: EntropySolver.__dict__[k] for k in before} == before  # timers removed again
+    assert out["ok"] and out["status"] == 0 and out["nfev"] > 0 and out["njev"] > 0
+    parts = out["tables_s"] + out["mesh_s"] + out["initial_state_s"] + out["programs_wall_s"]
+    assert parts == pytest.approx(out["initialize_s"], rel=1e-9)
+    assert out["initialize_s"] + out["solve_s"] == pytest.approx(out["first_solve_s"], rel=1e-9)
+    for name in ("rhs", "jac", "diagnostics"):
+        prog = out["programs"][name]
+        assert prog["source"] == "compiled" and prog["compiles"] == 1 and prog["compile_seconds"] > 0
+        assert prog["kernels"] > 0 and prog["fusions"] <= prog["kernels"]
+    assert "initial" not in out["programs"]  # NumPy: nothing compiled
+    for key in ("rhs_bare_us", "rhs_callback_us", "jac_bare_us", "jac_callback_us", "diagnostics_bare_us"):
+        assert out["calls"][key] > 0
+    fs = {"nodes": 8, "window_yr": 1.0, "repeats": 1, "cache_dir": "none",
+          "runs": {"cold": [out], "warm": [dict(out)]},
+          "median": {k: {kk: out[kk] for kk in ("import_s", "first_solve_s", "tables_s")} | {
+              "programs": {n: {"trace_seconds": 0.0, "compile_seconds": 0.0} for n in out["programs"]}}
+              for k in ("cold", "warm")}}
+    bench.print_first_solves(fs)
+    assert "first solve" in capsys.readouterr().out

@@ -3,7 +3,22 @@
 
     python tools/bench_solver.py [--config input/earth.toml] [--nodes 101] [--solves 100]
                                  [--window 10] [--calls 2000] [--json OUT] [--skip-run]
+                                 [--first-nodes 60] [--first-repeats 3] [--cache-dir DIR|none]
+                                 [--first-only | --skip-first]
 
+0. The first solve of a fresh process (issue 11: target <= 2.5 s cold, <= 0.5 s with a warm
+   persistent cache, at 60 nodes): the config with ``--first-nodes`` nodes and a
+   ``--window``-year solve, run in a subprocess with an empty cache directory (cold), then
+   in a second subprocess on the same directory (warm); ``--first-repeats`` such pairs,
+   medians. Reported: import; the first solve (solver construction + initialize + solve)
+   split into tables, mesh, initial state and the compiled programs (wall), with tracing
+   + lowering and compiling (or loading) per program (compiles overlap each other and the
+   integration, so they need not add up); the integration; the first get_state (it waits
+   for a diagnostics compile still running); XLA kernels per compiled program (the
+   ENTRY computation's instructions: fusions and other kernels); us per bare call of the
+   compiled executable and per integrator callback; RHS and Jacobian calls of the solve.
+   ``--cache-dir none`` runs both without a persistent cache; ``--cache-dir DIR`` uses DIR
+   (its state as found) instead of a fresh temporary one.
 1. One RHS call and one Jacobian call through the integrator callbacks
    (``BoundPair.rhs_into``/``jac_into``) against a bare call of the compiled executable:
    the callback overhead; and the Jacobian's cost in RHS calls (target <= 10). Both the
@@ -23,18 +38,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+if __name__ == "__main__" and "--first-worker" in sys.argv:
+    _T_START = time.perf_counter()  # a first-solve worker: its import time counts
+
 import numpy as np
 
 from aragog import EntropySolver, load_config
 from aragog._jax import jax
+from aragog.solver.hlo import kernel_counts
 
 ROOT = Path(__file__).resolve().parents[1]
+TARGETS = {"cold_first_solve_s": 2.5, "warm_first_solve_s": 0.5}
 
 
 def us_per_call(fn, calls: int) -> float:
@@ -47,6 +70,193 @@ def us_per_call(fn, calls: int) -> float:
     return float(np.median(ts) * 1e6)
 
 
+def entry_kernels(compiled) -> dict:
+    """Kernels of a compiled executable (:func:`aragog.solver.hlo.kernel_counts`: the ENTRY
+    computation's instructions other than parameters, constants, tuples and bitcasts, of
+    which fusions); ``None`` values when the HLO text is unavailable (an executable
+    deserialized from a cache may not keep it)."""
+    try:
+        return kernel_counts(compiled)
+    except Exception:  # noqa: BLE001
+        return {"kernels": None, "fusions": None, "gathers": None, "partitioned": None}
+
+
+def program_call_costs(solver, calls: int) -> dict:
+    """us per bare call of the compiled rhs / jac / diagnostics (executable called
+    directly with the bound inputs) and per integrator callback (rhs_into / jac_into) at
+    the solver's current state (median of ``calls``; diagnostics ``calls // 10``)."""
+    pair = solver._pair
+    if not hasattr(pair, "_programs"):  # compile_mode "blocks": callbacks only
+        pair = None
+    y = solver._y0()
+    bound = solver._bound
+    out_r = np.empty(bound.n)
+    shape = (bound.ml + bound.mu + 1, bound.n) if bound.jac_layout == "band" else (bound.n, bound.n)
+    out_j = np.empty(shape)
+    row = {"rhs_callback_us": us_per_call(lambda: bound.rhs_into(0.0, y, out_r), calls),
+           "jac_callback_us": us_per_call(lambda: bound.jac_into(0.0, y, out_j), max(calls // 4, 10))}
+    if pair is not None:
+        inputs = bound._inputs
+        progs = {k: pair._program(k).compiled for k in ("rhs", "jac", "diagnostics")}
+        row["rhs_bare_us"] = us_per_call(lambda: np.asarray(progs["rhs"](0.0, y, *inputs)), calls)
+        row["jac_bare_us"] = us_per_call(lambda: np.asarray(progs["jac"](0.0, y, *inputs)), max(calls // 4, 10))
+        row["diagnostics_bare_us"] = us_per_call(
+            lambda: jax.block_until_ready(progs["diagnostics"](0.0, y, *inputs)), max(calls // 10, 10))
+    return row
+
+
+def first_solve_worker(cfg: dict) -> dict:
+    """One fresh process: construction + initialize + solve (the first solve), then the
+    first get_state, timed by stage; then kernels and per-call costs (after the timing)."""
+    import aragog.solver.entropy_solver as es
+
+    t_import = time.perf_counter() - _T_START if "_T_START" in globals() else None
+    timers = {"tables": 0.0, "mesh": 0.0, "initial_state": 0.0}
+
+    def timed(name, fn):
+        def wrapper(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                timers[name] += time.perf_counter() - t0
+        return wrapper
+
+    cls = es.EntropySolver
+    originals = {name: cls.__dict__[name] for name in ("_eos", "_mesh", "entropy_at")}
+    cls._eos = timed("tables", cls._eos)
+    cls._mesh = timed("mesh", cls._mesh)
+    cls.entropy_at = timed("initial_state", cls.entropy_at)
+    overrides = {"mesh.number_of_nodes": cfg["nodes"], "solver.end_time": cfg["window"],
+                 "solver.jax_cache_dir": cfg["cache"]}
+    params = load_config(cfg["config"], overrides=overrides)
+    try:
+        w0 = time.perf_counter()
+        c0 = time.process_time()
+        solver = EntropySolver(params)
+        solver.initialize()
+        w1 = time.perf_counter()
+        solver.solve()
+        w2 = time.perf_counter()
+        c2 = time.process_time()
+        out = solver.get_state()
+        w3 = time.perf_counter()
+    finally:
+        for name, fn in originals.items():  # run in-process (tests), the class is left as it was
+            setattr(cls, name, fn)
+    res = solver.integration_result
+    stats = solver.jit_stats
+    programs = {}
+    for name, st in stats.items():
+        if st["compiles"] + st["loads"] == 0:  # not built, or not compiled at all ("initial": NumPy)
+            continue
+        entry = {k: st[k] for k in ("source", "traces", "compiles", "loads", "trace_seconds", "compile_seconds")}
+        prog = getattr(solver._pair, "_programs", {}).get(name)
+        if prog is not None and prog.compiled is not None:
+            entry.update(entry_kernels(prog.compiled))
+            entry["compiler_options"] = prog.options
+        programs[name] = entry
+    init_wall = w1 - w0
+    parts = timers["tables"] + timers["mesh"] + timers["initial_state"]
+    return {
+        "ok": True, "nodes": cfg["nodes"], "window_yr": cfg["window"], "cache": cfg["cache"],
+        "import_s": t_import, "first_solve_s": w2 - w0, "first_solve_cpu_s": c2 - c0,
+        "initialize_s": init_wall, "tables_s": timers["tables"], "mesh_s": timers["mesh"],
+        "initial_state_s": timers["initial_state"], "programs_wall_s": init_wall - parts,
+        "solve_s": w2 - w1, "integrate_s": res.wall_seconds if res else None,
+        "first_get_state_s": w3 - w2, "status": out.status, "nfev": out.nfev, "njev": out.njev,
+        "nsteps": out.nsteps, "T_magma": out.T_magma, "programs": programs,
+        "calls": program_call_costs(solver, cfg.get("calls", 1000)),
+        "load_average": os.getloadavg()[0],
+    }
+
+
+def run_first_worker(cfg: dict, timeout: float = 900.0) -> dict:
+    env = dict(os.environ)
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)  # the case's own cache setting only
+    env.pop("ARAGOG_JAX_CACHE_DIR", None)
+    try:
+        proc = subprocess.run([sys.executable, __file__, "--first-worker", json.dumps(cfg)], capture_output=True,
+                              text=True, timeout=timeout, env=env, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "error": f"> {timeout:.0f} s"}
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()
+        return {"ok": False, "error": tail[-1] if tail else f"exit status {proc.returncode}"}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def first_solves(config: Path, nodes: int, window: float, repeats: int, cache_dir: str | None) -> dict:
+    """``repeats`` (cold, warm) pairs of first-solve processes; medians."""
+    runs = {"cold": [], "warm": []}
+    for i in range(repeats):
+        with tempfile.TemporaryDirectory(prefix="aragog-bench-cache-") as tmp:
+            cache = cache_dir or tmp
+            for kind in ("cold", "warm"):
+                print(f"  ... first solve {i + 1}/{repeats}, {kind}", file=sys.stderr, flush=True)
+                runs[kind].append(run_first_worker({"config": str(config), "nodes": nodes, "window": window,
+                                                    "cache": cache}))
+    median = {}
+    for kind, rows in runs.items():
+        ok = [r for r in rows if r.get("ok")]
+        if not ok:
+            continue
+        med = {k: statistics.median(r[k] for r in ok) for k in
+               ("import_s", "first_solve_s", "first_solve_cpu_s", "initialize_s", "tables_s", "mesh_s",
+                "initial_state_s", "programs_wall_s", "solve_s", "integrate_s", "first_get_state_s")
+               if all(r.get(k) is not None for r in ok)}
+        med["programs"] = {name: {k: statistics.median(r["programs"][name][k] for r in ok
+                                                       if name in r["programs"])
+                                  for k in ("trace_seconds", "compile_seconds")}
+                           for name in ok[0]["programs"]}
+        median[kind] = med
+    return {"nodes": nodes, "window_yr": window, "repeats": repeats, "cache_dir": cache_dir or "fresh temporary",
+            "runs": runs, "median": median, "targets": TARGETS}
+
+
+def print_first_solves(fs: dict) -> None:
+    med = fs["median"]
+    print(f"\n0. first solve in a fresh process at {fs['nodes']} nodes, a {fs['window_yr']:g}-yr solve "
+          f"(median of {fs['repeats']}; cache: {fs['cache_dir']}; targets: cold <= "
+          f"{TARGETS['cold_first_solve_s']} s, warm <= {TARGETS['warm_first_solve_s']} s)")
+    cols = [("import_s", "import"), ("first_solve_s", "FIRST SOLVE"), ("tables_s", "tables"), ("mesh_s", "mesh"),
+            ("initial_state_s", "initial"), ("programs_wall_s", "programs"), ("integrate_s", "integrate"),
+            ("first_get_state_s", "get_state"), ("first_solve_cpu_s", "cpu")]
+    print(f"   {'cache':>5} " + " ".join(f"{label:>11}" for _, label in cols))
+    for kind in ("cold", "warm"):
+        if kind in med:
+            vals = [med[kind].get(k) for k, _ in cols]
+            print(f"   {kind:>5} " + " ".join(f"{float('nan') if v is None else v:11.3f}" for v in vals))
+    for kind, rows in fs["runs"].items():
+        for r in rows:
+            if not r.get("ok"):
+                print(f"   {kind}: FAILED {r.get('error')}")
+    ok = {kind: [r for r in rows if r.get("ok")] for kind, rows in fs["runs"].items()}
+    if ok["cold"]:
+        last = ok["cold"][-1]
+        print("   per program, median s (cold: trace+lower / compile; warm: load), kernels (fusions), options:")
+        for name, entry in last["programs"].items():
+            m = med["cold"]["programs"].get(name, {})
+            w = med.get("warm", {}).get("programs", {}).get(name)
+            load = f"{w['compile_seconds']:.3f}" if w else "-"
+            opts = ",".join(f"{k}={v}" for k, v in (entry.get("compiler_options") or {}).items()) or "defaults"
+            kern = "-" if entry.get("kernels") is None else f"{entry['kernels']} ({entry['fusions']})"
+            print(f"     {name:>14}: {m.get('trace_seconds', 0):.3f} / {m.get('compile_seconds', 0):.3f}"
+                  f"   warm {load}   kernels {kern}   {opts}")
+        c = last["calls"]
+        bare = lambda k: f"{c[k]:.1f}" if k in c else "-"  # noqa: E731
+        print(f"   us per call (last cold run): rhs bare {bare('rhs_bare_us')} / callback {c['rhs_callback_us']:.1f};"
+              f" jac bare {bare('jac_bare_us')} / callback {c['jac_callback_us']:.1f};"
+              f" diagnostics bare {bare('diagnostics_bare_us')}")
+        loads = ", ".join(f"{r['load_average']:.1f}" for r in ok["cold"] + ok["warm"])
+        print(f"   calls in the first solve: {last['nfev']} RHS, {last['njev']} Jacobian, {last['nsteps']} steps;"
+              f" 1-min load average after each run: {loads} ({os.cpu_count()} cores)")
+    for kind, target in (("cold", TARGETS["cold_first_solve_s"]), ("warm", TARGETS["warm_first_solve_s"])):
+        if kind in med:
+            v = med[kind]["first_solve_s"]
+            print(f"   {kind} first solve {v:.2f} s (target <= {target} s: {'met' if v <= target else 'NOT met'})")
+
+
 def callback_costs(config: Path, nodes: int, calls: int) -> dict:
     rows = {}
     for mode in ("jax", "dense"):
@@ -56,6 +266,7 @@ def callback_costs(config: Path, nodes: int, calls: int) -> dict:
             solver.parameters.solver.jacobian = "jax"
             solver.reset()
             solver._pair = solver._build_pair(solver._options, solver._inputs, "dense")
+            solver._baseline = None  # its counters are this pair's own (not a shared one's)
         solver.initialize() if mode == "jax" else solver.set_initial_entropy(
             solver.entropy_at(solver.parameters.initial_condition.surface_temperature,
                               float(solver._inputs.mesh.P_basic[-1])))
@@ -147,9 +358,31 @@ def main(argv=None) -> int:
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--skip-run", action="store_true", help="skip the whole demo run")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--first-nodes", type=int, default=60, help="basic nodes of the first-solve section (0)")
+    ap.add_argument("--first-repeats", type=int, default=3, help="cold/warm process pairs of section 0")
+    ap.add_argument("--cache-dir", default=None,
+                    help="persistent cache of section 0: 'none' (no cache), a directory, or a fresh temporary one")
+    group = ap.add_mutually_exclusive_group()
+    group.add_argument("--first-only", action="store_true", help="only section 0")
+    group.add_argument("--skip-first", action="store_true", help="skip section 0")
+    ap.add_argument("--first-worker", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
-    result = {"machine": platform.platform(), "python": sys.version.split()[0], "jax": jax.__version__}
+    if args.first_worker:
+        print(json.dumps(first_solve_worker(json.loads(args.first_worker)), default=float))
+        return 0
+
+    result = {"machine": platform.platform(), "python": sys.version.split()[0], "jax": jax.__version__,
+              "cpus": os.cpu_count()}
+    if not args.skip_first:
+        fs = first_solves(args.config, args.first_nodes, args.window, args.first_repeats, args.cache_dir)
+        result["first_solve"] = fs
+        print_first_solves(fs)
+        if args.first_only:
+            if args.json:
+                args.json.write_text(json.dumps(result, indent=2, default=float))
+                print(f"\nwrote {args.json}")
+            return 0
     cb = callback_costs(args.config, args.nodes, args.calls)
     result["callbacks"] = cb
     print(f"\n1. callbacks at {args.nodes - 1} cells (median us per call)")
