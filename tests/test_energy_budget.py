@@ -101,8 +101,13 @@ def test_history_intervals_sum_to_the_step_totals(demo_window, tmp_path):
 
     solver, out = demo_window
     history = read_netcdf(solver.write_netcdf(tmp_path / "run.nc"))
+    # The solver residual is rounding noise of the large powers: get_state takes it from the
+    # compiled "powers" program, history() from the host diagnostics, so the two agree to
+    # the rounding of the surface power over the window (1e-12 of it), not relatively.
+    noise = 1e-12 * abs(out.step_dE_F_int_J)
     for k in STEP_FIELDS[:7] + ("step_dE_state_heat_J",):
-        assert np.nansum(history.scalars[k][1:]) == pytest.approx(getattr(out, k), rel=1e-6, abs=1e-30)
+        tol = {"abs": noise} if k == "step_solver_residual_J" else {"rel": 1e-6, "abs": 1e-30}
+        assert np.nansum(history.scalars[k][1:]) == pytest.approx(getattr(out, k), **tol), k
     for k in ("E_state", "E_state_cons", "Cp_eff", "Phi_global_vol"):
         assert history.scalars[k][-1] == pytest.approx(getattr(out, k), rel=1e-12)
     for k in ("dSdr_b", "eddy_diff", "cp_basic", "rho_basic"):

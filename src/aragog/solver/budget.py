@@ -46,7 +46,7 @@ import numpy as np
 from aragog._jax import jax
 from aragog.physics.heat_content import NumpyEOS, compression_work, heat_content_change, specific_enthalpy
 
-__all__ = ["STEP_FIELDS", "EnergyBook", "quadrature_weights", "interval_weights", "powers"]
+__all__ = ["STEP_FIELDS", "EnergyBook", "quadrature_weights", "interval_weights", "powers", "power_columns"]
 
 #: SolverOutput / FIELD_META names of the per-solve energies [J].
 STEP_FIELDS = ("step_dE_F_int_J", "step_dE_F_cmb_J", "step_dE_Q_radio_J", "step_dE_Q_tidal_J",
@@ -89,17 +89,26 @@ def quadrature_weights(t) -> np.ndarray:
     return interval_weights(t).sum(axis=0)
 
 
+def power_columns(d) -> tuple:
+    """The 7 powers [W] of one state's ``Diagnostics`` ``d`` (NumPy or traced JAX values):
+    -F_N A_N, F_0 A_0, Q_radio_live, Q_tidal_live, Q_radio_total, Q_tidal_total, and the
+    residual energy_rate - (F_0 A_0 - F_N A_N + heating_power) (columns in
+    :data:`STEP_FIELDS` order). Compiled as the solver's "powers" program, so the budget
+    reads one small array per output time instead of every diagnostic field."""
+    e = d.energy
+    resid = d.energy_rate - (d.cmb_power - d.surface_power + d.heating_power)
+    return (-d.surface_power, d.cmb_power, e.Q_radio_live, e.Q_tidal_live, d.Q_radio_total, d.Q_tidal_total, resid)
+
+
 def powers(diags) -> np.ndarray:
-    """(K, 7) powers [W] at K states from their ``Diagnostics``: -F_N A_N, F_0 A_0,
-    Q_radio_live, Q_tidal_live, Q_radio_total, Q_tidal_total, and the residual
-    energy_rate - (F_0 A_0 - F_N A_N + heating_power) (columns in :data:`STEP_FIELDS` order)."""
-    rows = []
-    for d in diags:
-        e = d.energy
-        resid = float(d.energy_rate) - (float(d.cmb_power) - float(d.surface_power) + float(d.heating_power))
-        rows.append((-float(d.surface_power), float(d.cmb_power), float(e.Q_radio_live), float(e.Q_tidal_live),
-                     float(d.Q_radio_total), float(d.Q_tidal_total), resid))
+    """(K, 7) powers [W] at K states from their ``Diagnostics`` (:func:`power_columns`)."""
+    rows = [[float(v) for v in power_columns(d)] for d in diags]
     return np.array(rows, dtype=np.float64).reshape(-1, 7)
+
+
+def _has_program(bound, name: str) -> bool:
+    pair = getattr(bound, "pair", None)
+    return pair is not None and name in getattr(pair, "programs", ())
 
 
 class EnergyBook:
@@ -155,18 +164,25 @@ class EnergyBook:
         if records and len(records[-1][0]) >= 2:
             t, y, inp = records[-1]
             bound = bind(inp)
-            diags = [bound.call("diagnostics", float(tk), yk) for tk, yk in zip(t, y)]
-            out.update(self.window_fields(np.asarray(t) * float(inp.scales.t), diags, inp, options))
+            ends = [bound.call("diagnostics", float(t[k]), y[k]) for k in (0, -1)]
+            if _has_program(bound, "powers"):  # one small array per output time
+                P = np.array([bound.call("powers", float(tk), yk) for tk, yk in zip(t, y)], dtype=np.float64)
+            else:  # compile_mode "blocks": from the full diagnostics
+                P = powers([bound.call("diagnostics", float(tk), yk) for tk, yk in zip(t, y)])
+            out.update(self.window_fields(np.asarray(t) * float(inp.scales.t), ends, inp, options, P))
             if len(records) >= 2:
                 out["step_dE_compression_J"] = self._compression(records[-2], records[-1], bind, options)
             self._totals[float(t[-1])] = out
         self._step = (solve_key, out)
         return out
 
-    def window_fields(self, t_seconds, diags, inputs, options) -> dict:
+    def window_fields(self, t_seconds, diags, inputs, options, power=None) -> dict:
         """The time integrals and the heat-content change over one window from the
-        ``Diagnostics`` at its K output times ``t_seconds`` (K,) [s]."""
-        out = dict(zip(_POWER_FIELDS, quadrature_weights(t_seconds) @ powers(diags)))
+        ``Diagnostics`` at its K output times ``t_seconds`` (K,) [s], or from the (K, 7)
+        ``power`` at those times (:func:`power_columns`) and the ``Diagnostics`` of the
+        first and last state."""
+        power = powers(diags) if power is None else power
+        out = dict(zip(_POWER_FIELDS, quadrature_weights(t_seconds) @ power))
         mesh = inputs.mesh
         dE = heat_content_change(self.eos(inputs, options), np.asarray(mesh.P_stag), np.asarray(mesh.volume_stag),
                                  diags[0].S, diags[-1].S, self.n_heat)

@@ -22,11 +22,12 @@ from pathlib import Path
 import numpy as np
 
 from aragog import eos, physics, structure
+from aragog._jax import jnp
 from aragog.errors import AragogError, ConfigError
 from aragog.solver import inputs as _inputs
 from aragog.solver.backends import integrate
 from aragog.solver.blocks import BlockPrograms
-from aragog.solver.budget import EnergyBook
+from aragog.solver.budget import EnergyBook, power_columns
 from aragog.solver.cache import configure_compilation_cache
 from aragog.solver.engines import compile_stats, shared_programs, store_key
 from aragog.solver.inversion import entropy_of_temperature
@@ -67,6 +68,10 @@ class EntropySolver:
 
             return super().__new__(UpstreamEntropySolver)
         return super().__new__(cls)
+
+    #: programs compiled in a thread overlapping the first integration ("powers": the
+    #: energy budget's, for interfaces that ask for it every step)
+    _background_programs: tuple[str, ...] = ("diagnostics",)
 
     def __init__(self, params, *, eos_dir: str | Path | None = None):
         self._params = params  # native Parameters (see the ``parameters`` property)
@@ -153,7 +158,7 @@ class EntropySolver:
             if reused and hasattr(self._pair, "wait_background"):
                 self._pair.wait_background()  # its compiles are the first solver's, not ours
             elif isinstance(self._pair, JitPair):
-                _start_compiles(self._pair)
+                _start_compiles(self._pair, self._background_programs)
             self._baseline = compile_stats(self._pair) if reused else None
             self._logged = {}
             if reused:
@@ -204,6 +209,7 @@ class EntropySolver:
         extra = {
             "diagnostics": functools.partial(_diagnostics, options=options),
             "melt_fraction": functools.partial(_melt_fraction, options=options),
+            "powers": functools.partial(_powers, options=options),  # the energy budget's (7,) per state
         }
         return JitPair(rhs, n_state, inputs, ml, mu, jacobian=jacobian, extra=extra, lazy=True, store_key=store,
                        compiler_options=COMPILER_OPTIONS)
@@ -516,10 +522,10 @@ def _is_upstream_parameters(params) -> bool:
 #: every call slower (the RHS 1.6x, the Jacobian 2.6x, the diagnostics 1.4x: ~100 us more per
 #: diagnostics call, which the energy budget and the output make per output time).
 COMPILER_OPTIONS: dict[str, dict] = {name: {"xla_cpu_use_fusion_emitters": False}
-                                     for name in ("rhs", "jac", "diagnostics", "melt_fraction")}
+                                     for name in ("rhs", "jac", "diagnostics", "melt_fraction", "powers")}
 
 
-def _start_compiles(pair: JitPair) -> None:
+def _start_compiles(pair: JitPair, background=("diagnostics",)) -> None:
     """Compile a new fused pair's programs, overlapping what can overlap on two cores.
 
     XLA's compile releases the GIL (tracing and lowering do not). So the Jacobian, the
@@ -536,7 +542,7 @@ def _start_compiles(pair: JitPair) -> None:
     pair.compile_in_background("jac")
     pair.compile("rhs")
     pair.compile("jac")  # waits for the thread
-    pair.compile_in_background("diagnostics")
+    pair.compile_in_background(*background)
 
 
 # ---------------------------------------------------------------------- compiled bodies
@@ -546,6 +552,10 @@ def _rhs(t, y, args, options):
 
 def _diagnostics(t, y, args, options):
     return physics.diagnostics(t, y, args, options)
+
+
+def _powers(t, y, args, options):
+    return jnp.stack(power_columns(physics.diagnostics(t, y, args, options)))
 
 
 def _melt_fraction(t, y, args, options):

@@ -63,6 +63,8 @@ class UpstreamEntropySolver(EntropySolver):
             with, or ``None`` (constant-property mode, or the bundled tables).
     """
 
+    _background_programs = ("diagnostics", "powers")  # get_state always asks for the energy budget
+
     def __init__(self, parameters, entropy_eos=None):
         self._upstream = parameters
         self.entropy_eos = entropy_eos
