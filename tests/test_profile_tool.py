@@ -33,6 +33,8 @@ def test_coupling_loop_records_and_recompiles_nothing(mode):
     assert out["cumulative_s"] == sorted(out["cumulative_s"])
     built = {k for k, v in out["first_solve"].items() if v["compiles"] + v["loads"] > 0}
     assert built and "initial" not in built
+    if mode == "fused":  # kernels of each compiled program of the pair
+        assert all(out["first_solve"][k]["kernels"] > 0 for k in ("rhs", "jac")), out["first_solve"]
     # the initial state's EOS inversion is NumPy, never a compiled program
     initial = out["first_solve"]["initial"]
     assert initial["source"] == "numpy" and initial["compiles"] + initial["loads"] + initial["traces"] == 0
