@@ -513,16 +513,22 @@ def _is_upstream_parameters(params) -> bool:
 
 # ---------------------------------------------------------------------- compiling
 #: XLA options per program of the fused mode (passed to jax.stages.Lowered.compile; the
-#: user's XLA_FLAGS are never touched; part of each program's persistent-store key).
-#: Chosen by the end-to-end cost, compile time + calls x time per call over a run
-#: (tools/bench_solver.py measures both): XLA:CPU's older elemental fusion emitters
-#: (``xla_cpu_use_fusion_emitters = False``) compiled the demo's programs in 0.55-0.65 of
-#: the time at the same time per call (within 2 %, 1-2 us of ~75 us per RHS call) and the
-#: same results to 1e-14; a lower LLVM optimisation level compiled faster still but made
-#: every call slower (the RHS 1.6x, the Jacobian 2.6x, the diagnostics 1.4x: ~100 us more per
-#: diagnostics call, which the energy budget and the output make per output time).
+#: user's XLA_FLAGS are never touched; part of each program's persistent-store key),
+#: chosen by the end-to-end cost: compile time + calls x time per call over a run
+#: (docs/solver.md, "First solve"; 60 cells, quiet 2-core machine). XLA:CPU's older
+#: elemental fusion emitters (``xla_cpu_use_fusion_emitters = False``) compile in 0.55-0.7
+#: of the wall time (single-threaded: 0.55-0.6 of the CPU time) with the same results to
+#: 1e-14: the Jacobian 2.4 -> 1.6 s (on the first solve's critical path) at +6 % per call
+#: (+9 us; ~40 calls in a first solve, ~10^3 in the demo), the diagnostics 1.7 -> 0.9 s at
+#: the same time per call, and the energy budget's powers program likewise. Not for the
+#: RHS: its compile runs beside the Jacobian's (off the critical path on two cores) and it
+#: is called 10^4-10^6 times a run, +2 % per call (+1.5 us). A lower LLVM optimisation
+#: level (``xla_backend_optimization_level`` 0 or 1) compiles faster still but slows every
+#: call: level 0 the RHS and the Jacobian 2-3x, the diagnostics 1.3-1.5x (+60-100 us a call,
+#: paid at every output time and get_state of a coupling run); level 1 with the older
+#: emitters the RHS +15 %, the Jacobian +6 % for no shorter compile.
 COMPILER_OPTIONS: dict[str, dict] = {name: {"xla_cpu_use_fusion_emitters": False}
-                                     for name in ("rhs", "jac", "diagnostics", "melt_fraction", "powers")}
+                                     for name in ("jac", "diagnostics", "powers")}
 
 
 def _start_compiles(pair: JitPair, background=("diagnostics",)) -> None:
