@@ -517,18 +517,20 @@ def _is_upstream_parameters(params) -> bool:
 #: chosen by the end-to-end cost: compile time + calls x time per call over a run
 #: (docs/solver.md, "First solve"; 60 cells, quiet 2-core machine). XLA:CPU's older
 #: elemental fusion emitters (``xla_cpu_use_fusion_emitters = False``) compile in 0.55-0.7
-#: of the wall time (single-threaded: 0.55-0.6 of the CPU time) with the same results to
-#: 1e-14: the Jacobian 2.4 -> 1.6 s (on the first solve's critical path) at +6 % per call
-#: (+9 us; ~40 calls in a first solve, ~10^3 in the demo), the diagnostics 1.7 -> 0.9 s at
-#: the same time per call, and the energy budget's powers program likewise. Not for the
-#: RHS: its compile runs beside the Jacobian's (off the critical path on two cores) and it
-#: is called 10^4-10^6 times a run, +2 % per call (+1.5 us). A lower LLVM optimisation
-#: level (``xla_backend_optimization_level`` 0 or 1) compiles faster still but slows every
-#: call: level 0 the RHS and the Jacobian 2-3x, the diagnostics 1.3-1.5x (+60-100 us a call,
-#: paid at every output time and get_state of a coupling run); level 1 with the older
-#: emitters the RHS +15 %, the Jacobian +6 % for no shorter compile.
+#: of the wall time, on one thread (the default emitters use a second core at times, which
+#: the other compile of the first solve needs), with the same results to 1e-14: the RHS
+#: 0.8 -> 0.55 s at +2 % per call (+1.5 us: +0.015-0.15 s over a run's 10^4-10^5 calls; a
+#: first solve 0.36 s shorter with it than without), the Jacobian 2.4 -> 1.6 s (the first
+#: solve's critical path) at +6 % per call (+9 us; ~40 calls in a first solve, ~10^3 in the
+#: demo), the diagnostics 1.7 -> 0.9 s at the same time per call, and the energy budget's
+#: powers program likewise. A lower LLVM optimisation level (``xla_backend_optimization_level``
+#: 0 or 1) compiles faster still but slows every call: level 0 the RHS and the Jacobian 2-3x,
+#: the diagnostics 1.3-1.5x (+60-100 us a call, at every output time and get_state of a
+#: coupling run); level 1 with the older emitters the RHS +13 %, the Jacobian +6 %, for no
+#: shorter compile. melt_fraction (the phase step cap's event, called every step) keeps
+#: XLA's defaults.
 COMPILER_OPTIONS: dict[str, dict] = {name: {"xla_cpu_use_fusion_emitters": False}
-                                     for name in ("jac", "diagnostics", "powers")}
+                                     for name in ("rhs", "jac", "diagnostics", "powers")}
 
 
 def _start_compiles(pair: JitPair, background=("diagnostics",)) -> None:
