@@ -12,9 +12,12 @@ the solver::
 
 Here the tables are read by :func:`aragog.eos.load_table_set` and evaluated by
 :func:`aragog.eos.evaluate_phase` — the same two-phase evaluator the solver compiles —
-so the values are the solver's values. One small compiled evaluation serves every
-query (arrays of any shape are flattened; the first call compiles it once per process
-and table shape).
+so the values are the solver's values. Temperature and density, and the inversion
+T -> S that PROTEUS calls once to build its initial state, are answered in NumPy
+(:class:`aragog.eos.host.NumpyEOS`, the evaluator's mirror for T and ρ, equal to rounding):
+nothing is compiled for them, which kept ~0.8 s of compiling out of a coupled run's first
+solve. The other fields come from one small compiled evaluation (compiled at the first such
+query, once per process and table shape).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from aragog.errors import EOSError
+from aragog.eos.host import NumpyEOS
 from aragog.eos.phase import MaterialParams, evaluate_phase
 from aragog.eos.tables import load_table_set
 
@@ -60,6 +64,7 @@ class EntropyEOS:
         tables = load_table_set(self.directory)
         self._tables = tables.packed().to_jax()
         self._material = MaterialParams()
+        self._host = NumpyEOS(tables.packed(), self._material.smooth_width)
         melt, solid = tables.melt, tables.solid
         self.P_min = float(max(melt.P[0], solid.P[0]))
         self.P_max = float(min(melt.P[-1], solid.P[-1]))
@@ -80,13 +85,18 @@ class EntropyEOS:
         value = np.asarray(getattr(state, name), dtype=float).reshape(shape)
         return float(value) if value.ndim == 0 else value
 
+    def _host_field(self, k: int, P, S):
+        P, S = np.broadcast_arrays(np.asarray(P, dtype=float), np.asarray(S, dtype=float))
+        value = self._host(np.clip(P, self.P_min, self.P_max), S)[k]
+        return float(value) if value.ndim == 0 else value
+
     def temperature(self, P, S):
         """Temperature [K] at pressure ``P`` [Pa] and entropy ``S`` [J/kg/K] (arrays broadcast)."""
-        return self._field("T", P, S)
+        return self._host_field(0, P, S)
 
     def temperature_scalar(self, P: float, S: float) -> float:
         """Temperature [K] at one (P [Pa], S [J/kg/K]) point."""
-        return float(self._field("T", float(P), float(S)))
+        return float(self._host_field(0, float(P), float(S)))
 
     def melt_fraction(self, P, S):
         """Mass melt fraction in [0, 1]."""
@@ -94,7 +104,7 @@ class EntropyEOS:
 
     def density(self, P, S):
         """Density [kg/m³]."""
-        return self._field("rho", P, S)
+        return self._host_field(1, P, S)
 
     def heat_capacity(self, P, S):
         """Isobaric heat capacity [J/kg/K]."""
