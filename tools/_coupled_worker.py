@@ -220,19 +220,19 @@ def run(args) -> dict:
         st["solver"] = solver_timer.take()
         st["params"] = setup - st["tables"] - st["solver"]
         rec["stage_jax"]["setup_solver"] = _jax_delta(ev)
-        ev = _jax_snapshot()
         solver = seq.solver
-        stage = _at("initialize")
-        t = time.perf_counter()
-        solver.initialize()
-        st["initialize"] = time.perf_counter() - t
-        rec["stage_jax"]["initialize"] = _jax_delta(ev)
-        ev = _jax_snapshot()
-        stage = _at("jax_factory")
-        t = time.perf_counter()
-        seq.maybe_install_jax_cvode_factory()
-        st["jax_factory"] = time.perf_counter() - t
-        rec["stage_jax"]["jax_factory"] = _jax_delta(ev)
+
+        def timed_stage(name, fn):  # wall time and JAX compile events of one set-up stage
+            nonlocal stage
+            stage = _at(name)
+            before = _jax_snapshot()
+            t = time.perf_counter()
+            fn()
+            st[name] = time.perf_counter() - t
+            rec["stage_jax"][name] = _jax_delta(before)
+
+        timed_stage("initialize", solver.initialize)
+        timed_stage("jax_factory", seq.maybe_install_jax_cvode_factory)
         ev = _jax_snapshot()
         rec["jax_factory_installed"] = seq.record.get("jax_factory_installed")
         if seq.record.get("jax_factory_install_error"):
