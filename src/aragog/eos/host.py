@@ -12,23 +12,46 @@ from __future__ import annotations
 
 import numpy as np
 
+from aragog.eos.packed import NODE_SNAP, axis_mode
+
 __all__ = ["NumpyEOS"]
 
 
-def _cell(axis, x):
-    """Cell index i (axis[i] <= x < axis[i+1], clipped to [0, n-2]) and fraction t of ``x``
-    clipped to the axis range: ``aragog.eos.lookup.cell_bounds``."""
-    xc = np.clip(x, axis[0], axis[-1])
-    i = np.clip(np.searchsorted(axis, xc, side="right") - 1, 0, axis.size - 2)
-    x0, x1 = axis[i], axis[i + 1]
-    return i, (xc - x0) / (x1 - x0)
+class _Axis:
+    """One table axis and its cell search: arithmetic when the axis is uniform to 1e-12 of a
+    cell (with queries within :data:`~aragog.eos.packed.NODE_SNAP` of a node put on it), as
+    the compiled evaluator does; a binary search otherwise."""
+
+    __slots__ = ("x", "lo", "hi", "last", "inv", "exact")
+
+    def __init__(self, x):
+        self.x = np.asarray(x, dtype=np.float64)
+        self.lo, self.hi = float(self.x[0]), float(self.x[-1])
+        self.last = self.x.size - 2  # highest cell index
+        self.inv = (self.x.size - 1) / (self.hi - self.lo)
+        self.exact = axis_mode(self.x) == "exact"
+
+    def cell(self, x):
+        """Cell index i (in [0, n-2]) and fraction t of ``x`` clipped to the axis range."""
+        xc = np.clip(x, self.lo, self.hi)
+        if self.exact:
+            u = (xc - self.lo) * self.inv
+            k = np.round(u)
+            u = np.where(np.abs(u - k) <= NODE_SNAP, k, u)
+            i = np.clip(np.floor(u).astype(np.intp), 0, self.last)
+            return i, u - i
+        i = np.clip(np.searchsorted(self.x, xc, side="right") - 1, 0, self.last)
+        x0, x1 = self.x[i], self.x[i + 1]
+        return i, (xc - x0) / (x1 - x0)
 
 
-def _bilinear(values, cp_, cs_):
+def _bilinear(flat, n_p, cp_, cs_):
+    """Bilinear value from the flattened (NS, NP) table ``flat`` at located queries."""
     i, tp = cp_
     j, ts = cs_
-    lo = (1.0 - tp) * values[j, i] + tp * values[j, i + 1]
-    hi = (1.0 - tp) * values[j + 1, i] + tp * values[j + 1, i + 1]
+    k = j * n_p + i
+    lo = (1.0 - tp) * flat[k] + tp * flat[k + 1]
+    hi = (1.0 - tp) * flat[k + n_p] + tp * flat[k + n_p + 1]
     return (1.0 - ts) * lo + ts * hi
 
 
@@ -53,6 +76,13 @@ class NumpyEOS:
         self.solid = {k: f(getattr(eos.solid, k)) for k in ("P", "S", "T", "rho")}
         self.sol = (f(eos.solidus.P), f(eos.solidus.S))
         self.liq = (f(eos.liquidus.P), f(eos.liquidus.S))
+        # searches and flat tables for the evaluation (the dicts above stay the plain arrays)
+        self._ax = {name: _Axis(arr) for name, arr in (("mP", self.melt["P"]), ("mS", self.melt["S"]),
+                                                       ("sP", self.solid["P"]), ("sS", self.solid["S"]),
+                                                       ("sol", self.sol[0]), ("liq", self.liq[0]))}
+        self._flat = {(ph, k): np.ascontiguousarray(d[k]).ravel() for ph, d in (("m", self.melt), ("s", self.solid))
+                      for k in ("T", "rho")}
+        self._np = {"m": self.melt["P"].size, "s": self.solid["P"].size}
         self.w = float(smooth_width)
         #: (P_a, S_a): where the enthalpy is 0 (the table corner)
         self.anchor = (min(self.melt["P"][0], self.solid["P"][0]), min(self.melt["S"][0], self.solid["S"][0]))
@@ -65,26 +95,29 @@ class NumpyEOS:
         P, S = np.broadcast_arrays(np.asarray(P, dtype=np.float64), np.asarray(S, dtype=np.float64))
         if self.constant:
             return self.T_ref * np.exp((S - self.S_ref) / self.cp), np.full(S.shape, self.rho)
-        m, s = self.melt, self.solid
+        ax, flat, n_p = self._ax, self._flat, self._np
 
-        def boundary(b):
-            i, t = _cell(b[0], P)
+        def boundary(b, axis):
+            i, t = axis.cell(P)
             return (1.0 - t) * b[1][i] + t * b[1][i + 1]
 
-        S_sol, S_liq = boundary(self.sol), boundary(self.liq)
+        def table(ph, key, cp_, cs_):
+            return _bilinear(flat[(ph, key)], n_p[ph], cp_, cs_)
+
+        S_sol, S_liq = boundary(self.sol, ax["sol"]), boundary(self.liq, ax["liq"])
         g = (S - S_sol) / (S_liq - S_sol)
         phi = np.clip(g, 0.0, 1.0)
-        cp_m, cp_s = _cell(m["P"], P), _cell(s["P"], P)
-        T_liq = _bilinear(m["T"], cp_m, _cell(m["S"], S_liq))
-        rho_liq = _bilinear(m["rho"], cp_m, _cell(m["S"], S_liq))
-        cs_sol = _cell(s["S"], S_sol)
-        T_sol, rho_sol = _bilinear(s["T"], cp_s, cs_sol), _bilinear(s["rho"], cp_s, cs_sol)
+        cp_m, cp_s = ax["mP"].cell(P), ax["sP"].cell(P)
+        cs_liq = ax["mS"].cell(S_liq)
+        T_liq, rho_liq = table("m", "T", cp_m, cs_liq), table("m", "rho", cp_m, cs_liq)
+        cs_sol = ax["sS"].cell(S_sol)
+        T_sol, rho_sol = table("s", "T", cp_s, cs_sol), table("s", "rho", cp_s, cs_sol)
         T_mix = phi * T_liq + (1.0 - phi) * T_sol
         rho_mix = 1.0 / (phi / rho_liq + (1.0 - phi) / rho_sol)
         melt_side = g > 0.5
-        cs_m, cs_s = _cell(m["S"], S), _cell(s["S"], S)
-        T_one = np.where(melt_side, _bilinear(m["T"], cp_m, cs_m), _bilinear(s["T"], cp_s, cs_s))
-        rho_one = np.where(melt_side, _bilinear(m["rho"], cp_m, cs_m), _bilinear(s["rho"], cp_s, cs_s))
+        cs_m, cs_s = ax["mS"].cell(S), ax["sS"].cell(S)
+        T_one = np.where(melt_side, table("m", "T", cp_m, cs_m), table("s", "T", cp_s, cs_s))
+        rho_one = np.where(melt_side, table("m", "rho", cp_m, cs_m), table("s", "rho", cp_s, cs_s))
         th = np.tanh(np.where(melt_side, g - 1.0, g) * (1.0 / self.w))
         W = np.where(melt_side, 1.0 - 0.5 * (1.0 + th), 0.5 * (1.0 + th))
         return W * T_mix + (1.0 - W) * T_one, W * rho_mix + (1.0 - W) * rho_one

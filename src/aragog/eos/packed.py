@@ -38,7 +38,7 @@ import numpy as np
 from aragog._jax import jax, jnp
 from aragog.eos.tables import PhaseBoundary, PhaseTable, is_uniform
 
-__all__ = ["PackedEOS", "pack_tables", "axis_mode", "FIELDS", "EXACT_UNIFORM_TOL"]
+__all__ = ["PackedEOS", "pack_tables", "axis_mode", "FIELDS", "EXACT_UNIFORM_TOL", "NODE_SNAP"]
 
 #: column order of ``PackedEOS.values``
 FIELDS = ("T", "rho", "cp", "dTdPs", "alpha")
@@ -46,6 +46,10 @@ FIELDS = ("T", "rho", "cp", "dTdPs", "alpha")
 #: the fraction t is then off by at most this much, so an interpolated value moves by at most
 #: 1e-12 of its change across one cell.
 EXACT_UNIFORM_TOL = 1.0e-12
+#: a query within this many cells of a node of an "exact" axis is put on the node (cell k,
+#: t = 0, as a search finds it): the axis's own deviation from uniform plus the rounding
+#: of (x - x0)/h
+NODE_SNAP = 2.0e-12
 _AXES = ("melt_P", "melt_S", "solid_P", "solid_S", "solidus_P", "liquidus_P")
 
 

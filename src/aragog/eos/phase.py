@@ -49,7 +49,7 @@ from typing import Any
 from aragog._jax import jax, jnp
 from aragog._pytree import data_pytree
 from aragog.eos.lookup import cell_bounds
-from aragog.eos.packed import FIELDS, PackedEOS, pack_tables
+from aragog.eos.packed import FIELDS, NODE_SNAP, PackedEOS, pack_tables
 
 __all__ = [
     "MaterialParams",
@@ -241,9 +241,6 @@ def evaluate_phase(tables, params: MaterialParams, P, S) -> PhaseState:
     )
 
 
-#: snap distance to a node, in cells, of the arithmetic index: the axis's own deviation from
-#: uniform (<= EXACT_UNIFORM_TOL) plus the rounding of (x - x0)/h
-_SNAP = 2.0e-12
 
 
 def _locate(axis, inv_step, mode: str, x):
@@ -258,9 +255,9 @@ def _locate(axis, inv_step, mode: str, x):
         u = (xc - lo) * inv_step
         # A query on a node (u within rounding of an integer k) is put on it exactly: cell k
         # with t = 0 (the cell the node opens, as a search would find), so values on grid
-        # points are the table's own; the shift (<= _SNAP of a cell) carries no derivative.
+        # points are the table's own; the shift (<= NODE_SNAP of a cell) carries no derivative.
         k = jnp.round(u)
-        u = u + jnp.where(jnp.abs(u - k) <= _SNAP, jax.lax.stop_gradient(k - u), 0.0)
+        u = u + jnp.where(jnp.abs(u - k) <= NODE_SNAP, jax.lax.stop_gradient(k - u), 0.0)
         i = jnp.clip(jnp.floor(u).astype(jnp.int32), 0, n - 2)
         return i, u - i, inv_step
     xc, i, x0, x1 = cell_bounds(axis, x, mode == "near", inv_step)
