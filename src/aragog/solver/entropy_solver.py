@@ -13,7 +13,6 @@ no compile; and another solver of the same process with the same key shares them
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import logging
 import time
@@ -22,16 +21,16 @@ from pathlib import Path
 import numpy as np
 
 from aragog import eos, physics, structure
-from aragog._jax import jnp
 from aragog.errors import AragogError, ConfigError
 from aragog.solver import inputs as _inputs
 from aragog.solver.backends import integrate
 from aragog.solver.blocks import BlockPrograms
-from aragog.solver.budget import EnergyBook, power_columns
+from aragog.solver.budget import EnergyBook
 from aragog.solver.cache import configure_compilation_cache
 from aragog.solver.engines import compile_stats, shared_programs, store_key
 from aragog.solver.inversion import entropy_of_temperature
 from aragog.solver.jitpair import JitPair, ProgramStats
+from aragog.solver.programs import fused_programs, start_compiles
 from aragog.solver.output import SolverOutput
 from aragog.solver.results import output_fields, run_history
 from aragog.solver.step_caps import step_cap_event
@@ -158,7 +157,7 @@ class EntropySolver:
             if reused and hasattr(self._pair, "wait_background"):
                 self._pair.wait_background()  # its compiles are the first solver's, not ours
             elif isinstance(self._pair, JitPair):
-                _start_compiles(self._pair, self._background_programs)
+                start_compiles(self._pair, self._background_programs)
             self._baseline = compile_stats(self._pair) if reused else None
             self._logged = {}
             if reused:
@@ -199,20 +198,8 @@ class EntropySolver:
         return self._eos_cache[key]
 
     def _build_pair(self, options, inputs, jacobian: str = "banded", store: str | None = None) -> JitPair:
-        """Compiled programs for ``options`` and inputs shaped like ``inputs``. ``jacobian``:
-        "banded" (colored forward-mode products, CVODE's band solver; the default) or
-        "dense" (jacfwd; kept for comparison in tools/bench_solver.py). With
-        ``solver.jacobian = "fd"`` the Jacobian program is never called (lazy)."""
-        n_state = physics.state_size(inputs.mesh.number_of_cells, options)
-        ml, mu = physics.band_widths(options)
-        rhs = functools.partial(_rhs, options=options)
-        extra = {
-            "diagnostics": functools.partial(_diagnostics, options=options),
-            "melt_fraction": functools.partial(_melt_fraction, options=options),
-            "powers": functools.partial(_powers, options=options),  # the energy budget's (7,) per state
-        }
-        return JitPair(rhs, n_state, inputs, ml, mu, jacobian=jacobian, extra=extra, lazy=True, store_key=store,
-                       compiler_options=COMPILER_OPTIONS)
+        """compile_mode "fused": :func:`aragog.solver.programs.fused_programs`."""
+        return fused_programs(options, inputs, jacobian, store)
 
     def _build_blocks(self, options, inputs, store: str | None = None) -> BlockPrograms:
         """compile_mode "blocks": the right-hand side recorded with aragog.csdl, structure,
@@ -509,65 +496,6 @@ def _is_upstream_parameters(params) -> bool:
     from aragog.parser import Parameters as UpstreamParameters
 
     return isinstance(params, UpstreamParameters)
-
-
-# ---------------------------------------------------------------------- compiling
-#: XLA options per program of the fused mode (passed to jax.stages.Lowered.compile; the
-#: user's XLA_FLAGS are never touched; part of each program's persistent-store key),
-#: chosen by the end-to-end cost: compile time + calls x time per call over a run
-#: (docs/solver.md, "First solve"; 60 cells, quiet 2-core machine). XLA:CPU's older
-#: elemental fusion emitters (``xla_cpu_use_fusion_emitters = False``) compile in 0.55-0.7
-#: of the wall time, on one thread (the default emitters use a second core at times, which
-#: the other compile of the first solve needs), with the same results to 1e-14: the RHS
-#: 0.8 -> 0.55 s at +2 % per call (+1.5 us: +0.015-0.15 s over a run's 10^4-10^5 calls; a
-#: first solve 0.36 s shorter with it than without), the Jacobian 2.4 -> 1.6 s (the first
-#: solve's critical path) at +6 % per call (+9 us; ~40 calls in a first solve, ~10^3 in the
-#: demo), the diagnostics 1.7 -> 0.9 s at the same time per call, and the energy budget's
-#: powers program likewise. A lower LLVM optimisation level (``xla_backend_optimization_level``
-#: 0 or 1) compiles faster still but slows every call: level 0 the RHS and the Jacobian 2-3x,
-#: the diagnostics 1.3-1.5x (+60-100 us a call, at every output time and get_state of a
-#: coupling run); level 1 with the older emitters the RHS +13 %, the Jacobian +6 %, for no
-#: shorter compile. melt_fraction (the phase step cap's event, called every step) keeps
-#: XLA's defaults.
-COMPILER_OPTIONS: dict[str, dict] = {name: {"xla_cpu_use_fusion_emitters": False}
-                                     for name in ("rhs", "jac", "diagnostics", "powers")}
-
-
-def _start_compiles(pair: JitPair, background=("diagnostics",)) -> None:
-    """Compile a new fused pair's programs, overlapping what can overlap on two cores.
-
-    XLA's compile releases the GIL (tracing and lowering do not). So the Jacobian, the
-    longest compile, is traced here and compiled in a thread while this one traces and
-    compiles the RHS; then, once the Jacobian is ready, the diagnostics are traced and
-    compiled in a thread that overlaps the integration (only get_state, the output and
-    the temperature step cap call them, and they wait for it). Started during the
-    Jacobian's compile instead, the diagnostics' compile slowed it down by more than it
-    saved (one XLA compile already uses more than one core at times). A Jacobian in the
-    persistent store is loaded in the thread (loading releases the GIL too) while this
-    one loads or compiles the RHS."""
-    if not pair.stored("jac"):
-        pair.prepare("jac")  # trace before the RHS's tracing competes for the GIL
-    pair.compile_in_background("jac")
-    pair.compile("rhs")
-    pair.compile("jac")  # waits for the thread
-    pair.compile_in_background(*background)
-
-
-# ---------------------------------------------------------------------- compiled bodies
-def _rhs(t, y, args, options):
-    return physics.rhs(t, y, args, options)
-
-
-def _diagnostics(t, y, args, options):
-    return physics.diagnostics(t, y, args, options)
-
-
-def _powers(t, y, args, options):
-    return jnp.stack(power_columns(physics.diagnostics(t, y, args, options)))
-
-
-def _melt_fraction(t, y, args, options):
-    return physics.global_melt_fraction(y, args, options)
 
 
 class _NoJacobian:

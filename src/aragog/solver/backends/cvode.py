@@ -17,7 +17,7 @@ CVODE returned status 0 with states 10-90 % off at rtol 1e-6. This back end uses
 :data:`NONLIN_CONV_COEF` = 1e-3 (CVODE's default: 0.1) and checks the accepted iterate
 (:meth:`_Run.verify_newton`).
 
-Warm start (docs/solver.md, "Warm start"): a :class:`WarmStart` passed as ``warm`` keeps
+Warm start (docs/solver.md, "Warm start"; :mod:`.cvode_warm`): a :class:`WarmStart` passed as ``warm`` keeps
 the CVODE memory from one integration to the next. An integration that continues the last
 one (same start time as its end, same state, same options) and whose right-hand side at the
 start differs from the last one's by less than the tolerance (:data:`WARM_JUMP_TOL`)
@@ -33,13 +33,13 @@ import ctypes
 import logging
 import math
 import time
-import weakref
-from typing import NamedTuple
 
 import numpy as np
 
 from aragog.solver.backends import sundials as sd
+from aragog.solver.backends.sundials import FLAG_MESSAGES, FLAG_REASONS
 from aragog.solver.backends.common import CallbackFailure, CallbackGuard, IntegrationResult
+from aragog.solver.backends.cvode_warm import WARM_JUMP_TOL, WarmStart, _Signature, _warm_begin
 
 __all__ = ["integrate_cvode", "WarmStart", "FLAG_MESSAGES", "FLAG_REASONS", "NONLIN_CONV_COEF",
            "WARM_JUMP_TOL"]
@@ -63,78 +63,6 @@ MAX_NEWTON_ITERS = 4
 #: ``NewtonChecksRelaxed``); the check stays on for every other step.
 MAX_CHECK_REJECTS = 3
 _NLS_CONTINUE = 901  # SUN_NLS_CONTINUE
-#: Warm start: the largest jump of the right-hand side at the start of a continued
-#: integration, ``||h (f_new(t0, y0) - f_old(t0, y0))||`` in CVODE's error norm (``h``: the
-#: step CVODE would take next), for which CVODE's history is kept. Below 1 the first step's
-#: error from the kink is within CVODE's error test. Measured on input/earth.toml (60 and
-#: 100 nodes, 10-yr solves, tools/bench_warm_start.py, docs/solver.md): continuing saves
-#: 10-70 % of the right-hand-side calls at jumps up to ~0.5, breaks even at ~1-2 and costs
-#: ~3 % more at 10-25 (a 0.1 % flux change per solve at rtol 1e-8), where a restart at
-#: order 1 resolves the transient the change starts as cheaply.
-WARM_JUMP_TOL = 1.0
-#: Warm start: how close (CVODE's error norm, in units of the tolerance) the start state
-#: must be to the last integration's end state to count as the same state.
-_SAME_STATE_TOL = 1e-6
-
-#: CVODE return flags (SUNDIALS 6, cvode.h) -> plain words. ``{t}`` is where CVODE stopped.
-FLAG_MESSAGES: dict[int, str] = {
-    0: "reached the end time",
-    1: "reached the stop time",
-    2: "an event (root of the event function) stopped the integration at t = {t}",
-    99: "reached the end time with a warning",
-    -1: "too many steps (max_steps = {max_steps}) before reaching t = {t_next}; stopped at t = {t}",
-    -2: "too much accuracy requested (rtol = {rtol}, atol = {atol}) for the machine precision at t = {t}",
-    -3: "error test failed repeatedly (or the step size hit its minimum) at t = {t}",
-    -4: "Newton iteration failed to converge repeatedly (or the step size hit its minimum) at t = {t}",
-    -5: "the linear solver's initialisation failed",
-    -6: "the linear solver setup (Jacobian evaluation or LU factorisation) failed unrecoverably at t = {t}",
-    -7: "the linear solve failed unrecoverably at t = {t}",
-    -8: "the right-hand side failed unrecoverably at t = {t}",
-    -9: "the right-hand side failed at its first call (t = {t})",
-    -10: "the right-hand side had repeated recoverable errors at t = {t}",
-    -11: "the right-hand side had a recoverable error but CVODE could not recover at t = {t}",
-    -12: "the event function failed at t = {t}",
-    -13: "the nonlinear solver's initialisation failed",
-    -14: "the nonlinear solver setup failed unrecoverably at t = {t}",
-    -15: "inequality constraints could not be met at t = {t}",
-    -16: "the nonlinear solver failed unrecoverably at t = {t}",
-    -20: "a memory allocation failed",
-    -21: "the CVODE memory block was missing",
-    -22: "the input was rejected",
-    -23: "the CVODE memory block was not allocated",
-    -24: "bad derivative order requested",
-    -25: "output time outside the last step",
-    -26: "output derivative vector missing",
-    -27: "the first output time is too close to the start time",
-    -28: "a vector operation failed",
-    -99: "unrecognised CVODE error",
-}
-
-#: CVODE return flag -> :attr:`IntegrationResult.reason`.
-FLAG_REASONS: dict[int, str] = {
-    0: "success",
-    1: "success",
-    99: "success",
-    2: "event",
-    -1: "max_steps",
-    -2: "too_much_accuracy",
-    -3: "error_test",
-    -4: "convergence",
-    -5: "linear_solver",
-    -6: "linear_solver",
-    -7: "linear_solver",
-    -8: "rhs_failure",
-    -9: "rhs_failure",
-    -10: "rhs_failure",
-    -11: "rhs_failure",
-    -12: "event_failure",
-    -13: "convergence",
-    -14: "convergence",
-    -16: "convergence",
-    -22: "illegal_input",
-    -27: "illegal_input",
-}
-
 
 
 class _SundialsLog:
@@ -401,129 +329,6 @@ def _configure(run: _Run, t0, rtol, atol, *, max_steps, event, first_step, max_s
         check(lib.CVodeSetStopTime(mem, float(tstop)), "CVodeSetStopTime")
 
 
-class WarmStart:
-    """The CVODE memory kept from one integration to the next (``integrate(..., warm=...)``).
-
-    One object serves one sequence of integrations of problems of the same size and band
-    (a coupling loop: one per solver). Each integration starts in one of these modes,
-    reported as ``IntegrationResult.info["warm_start"]``:
-
-    - ``"new"``: a fresh CVODE memory (the first integration; the options, size, band or
-      event changed; the last integration failed);
-    - ``"restart"``: the kept memory re-initialised at ``t_eval[0]`` (``CVodeReInit``):
-      order 1, CVODE's own first step (or ``first_step``), a new Jacobian: the same
-      integration as ``"new"``. Used when the integration does not continue the last one
-      (another start time or state, or the last one ended at an event) or the right-hand
-      side at the start jumped by more than ``jump_tol``;
-    - ``"continue"``: CVODE's history is kept (step size, order, Nordsieck array, Jacobian):
-      the start time and state are the last integration's end (its state to a millionth of
-      the tolerance), no event function, the same options, and the jump
-      ``||h (f_new(t0, y0) - f_old(t0, y0))||`` (CVODE's weighted RMS norm, ``h`` the step
-      CVODE would take next; ``info["rhs_jump"]``) is at most ``jump_tol``. f_old is the
-      last step's own evaluation at the end state (the checked Newton test makes it; else
-      one call of the last problem); f_new costs one call, which a restart reuses as
-      CVODE's first: a restart calls the right-hand side as often as a fresh memory, a
-      continued integration once more than it would (none with the same problem object);
-    - ``"fallback"``: a continued integration failed and was redone from a fresh memory
-      (the counters include both attempts).
-
-    :meth:`close` frees the memory (also done when the object is garbage collected).
-    """
-
-    def __init__(self, jump_tol: float = WARM_JUMP_TOL):
-        if not jump_tol >= 0.0:
-            raise ValueError(f"WarmStart: jump_tol must be >= 0, got {jump_tol!r}")
-        self.jump_tol = float(jump_tol)
-        self._slot: list = [None]  # the kept _Run; the finalizer holds the list, not self
-        self._finalizer = weakref.finalize(self, _close_slot, self._slot)
-        self._signature = None
-        self._end: tuple | None = None  # (t, y) where the last integration ended, if continuable
-        self._guard: CallbackGuard | None = None  # the last integration's callbacks
-
-    @property
-    def active(self) -> bool:
-        """Whether a CVODE memory is kept."""
-        return self._slot[0] is not None
-
-    def close(self) -> None:
-        """Free the kept CVODE memory; the next integration starts ``"new"``."""
-        _close_slot(self._slot)
-        self._signature = self._end = self._guard = None
-
-    def _forget(self) -> None:
-        self._end = self._guard = None
-
-
-def _close_slot(slot: list) -> None:
-    run, slot[0] = slot[0], None
-    if run is not None:
-        run.close()
-
-
-def _weights(y: np.ndarray, rtol: float, atol) -> np.ndarray:
-    """CVODE's error weights 1 / (rtol |y| + atol)."""
-    return 1.0 / (rtol * np.abs(y) + np.asarray(atol, dtype=np.float64))
-
-
-def _wrms(v: np.ndarray, w: np.ndarray) -> float:
-    return float(np.sqrt(np.mean((v * w) ** 2)))
-
-
-def _warm_begin(warm: WarmStart, guard: CallbackGuard, t_eval, y0, signature, rtol, atol,
-                setup) -> tuple[_Run, str, float | None]:
-    """Pick the start mode (:class:`WarmStart`) and make the CVODE memory ready to march.
-    ``setup()`` returns a fresh, configured :class:`_Run` (raises ``ValueError``)."""
-    run = warm._slot[0]
-    if run is None or warm._signature != signature:
-        warm.close()
-        run = warm._slot[0] = setup()
-        warm._signature = signature
-        return run, "new", None
-    lib, t0, t_end = run.lib, float(t_eval[0]), float(t_eval[-1])
-    run.log.last = None
-    mode, jump, f_new = "restart", None, None
-    end, old_guard = warm._end, warm._guard
-    span = max(abs(t0), abs(t_end - t0))
-    if (end is not None and old_guard is not None and not signature.has_event
-            and abs(t0 - end[0]) <= 1e-12 * span and abs(run.current("CurrentTime") - t0) <= 1e-12 * span
-            and _wrms(y0 - end[1], _weights(end[1], rtol, atol)) <= _SAME_STATE_TOL):
-        h = run.current("CurrentStep")
-        w = _weights(y0, rtol, atol)
-        if old_guard.problem is guard.problem:
-            jump = 0.0
-        elif math.isfinite(h) and h != 0.0:
-            f_new, f_old = np.empty(run.n), None
-            if guard.rhs(t0, y0, f_new) != 0:
-                f_new = None
-            elif abs(run.last_t - t0) <= 1e-12 * span and np.array_equal(run.last_y, y0):
-                # the last step's own evaluation, at the end state (exactly: with a stiff
-                # Jacobian, h J dy turns a rounding of y into a jump of order one)
-                f_old = run.last_f
-            else:
-                f_old = np.empty(run.n)
-                guard.nfev += 1  # counted in this integration
-                if old_guard.rhs(t0, y0, f_old) != 0:
-                    f_old = None
-            if f_old is not None:
-                jump = abs(h) * _wrms(f_new - f_old, w)
-        if jump is not None and jump <= warm.jump_tol:
-            mode = "continue"
-    run.guard = guard
-    if mode == "restart":
-        run.y_arr[:] = y0
-        flag = lib.CVodeReInit(run.mem, t0, run.y)
-        if flag != 0:
-            raise ValueError(f"CVodeReInit returned {flag}")
-        run._rejects = 0
-        if f_new is not None:
-            run.memo = (t0, y0.copy(), f_new)
-    if signature.tstop and t_end != t0:
-        flag = lib.CVodeSetStopTime(run.mem, t_end)
-        if flag != 0:
-            raise ValueError(f"CVodeSetStopTime returned {flag}")
-    return run, mode, jump
-
-
 def _march(run: _Run, t_eval: np.ndarray, y0: np.ndarray):
     """Call CVODE for every output time; returns (t_out, y_out, flag, t_returned)."""
     lib = run.lib
@@ -538,28 +343,6 @@ def _march(run: _Run, t_eval: np.ndarray, y0: np.ndarray):
         y_out.append(run.y_arr.copy())
     run.memo = None
     return t_out, y_out, flag, float(tret.value)
-
-
-class _Signature(NamedTuple):
-    """What a kept CVODE memory was configured for (a continued or re-initialised
-    integration must match it)."""
-
-    n: int
-    ml: int
-    mu: int
-    linsolver: str
-    has_jac: bool
-    rtol: float
-    atol: float | bytes
-    max_steps: int
-    has_event: bool
-    first_step: float | None
-    max_step: float | None
-    min_step: float | None
-    max_order: int | None
-    nonlin_conv_coef: float
-    verify_newton: bool
-    tstop: bool
 
 
 def integrate_cvode(

@@ -21,6 +21,8 @@ import functools
 import os
 
 __all__ = [
+    "FLAG_MESSAGES",
+    "FLAG_REASONS",
     "load_library",
     "library_available",
     "CVRhsFn",
@@ -33,6 +35,66 @@ __all__ = [
     "CV_TSTOP_RETURN",
     "CV_ROOT_RETURN",
 ]
+
+#: CVODE return flags (SUNDIALS 6, cvode.h) -> plain words. ``{t}`` is where CVODE stopped.
+FLAG_MESSAGES: dict[int, str] = {
+    0: "reached the end time",
+    1: "reached the stop time",
+    2: "an event (root of the event function) stopped the integration at t = {t}",
+    99: "reached the end time with a warning",
+    -1: "too many steps (max_steps = {max_steps}) before reaching t = {t_next}; stopped at t = {t}",
+    -2: "too much accuracy requested (rtol = {rtol}, atol = {atol}) for the machine precision at t = {t}",
+    -3: "error test failed repeatedly (or the step size hit its minimum) at t = {t}",
+    -4: "Newton iteration failed to converge repeatedly (or the step size hit its minimum) at t = {t}",
+    -5: "the linear solver's initialisation failed",
+    -6: "the linear solver setup (Jacobian evaluation or LU factorisation) failed unrecoverably at t = {t}",
+    -7: "the linear solve failed unrecoverably at t = {t}",
+    -8: "the right-hand side failed unrecoverably at t = {t}",
+    -9: "the right-hand side failed at its first call (t = {t})",
+    -10: "the right-hand side had repeated recoverable errors at t = {t}",
+    -11: "the right-hand side had a recoverable error but CVODE could not recover at t = {t}",
+    -12: "the event function failed at t = {t}",
+    -13: "the nonlinear solver's initialisation failed",
+    -14: "the nonlinear solver setup failed unrecoverably at t = {t}",
+    -15: "inequality constraints could not be met at t = {t}",
+    -16: "the nonlinear solver failed unrecoverably at t = {t}",
+    -20: "a memory allocation failed",
+    -21: "the CVODE memory block was missing",
+    -22: "the input was rejected",
+    -23: "the CVODE memory block was not allocated",
+    -24: "bad derivative order requested",
+    -25: "output time outside the last step",
+    -26: "output derivative vector missing",
+    -27: "the first output time is too close to the start time",
+    -28: "a vector operation failed",
+    -99: "unrecognised CVODE error",
+}
+
+#: CVODE return flag -> :attr:`IntegrationResult.reason`.
+FLAG_REASONS: dict[int, str] = {
+    0: "success",
+    1: "success",
+    99: "success",
+    2: "event",
+    -1: "max_steps",
+    -2: "too_much_accuracy",
+    -3: "error_test",
+    -4: "convergence",
+    -5: "linear_solver",
+    -6: "linear_solver",
+    -7: "linear_solver",
+    -8: "rhs_failure",
+    -9: "rhs_failure",
+    -10: "rhs_failure",
+    -11: "rhs_failure",
+    -12: "event_failure",
+    -13: "convergence",
+    -14: "convergence",
+    -16: "convergence",
+    -22: "illegal_input",
+    -27: "illegal_input",
+}
+
 
 CV_BDF = 2
 CV_NORMAL = 1
