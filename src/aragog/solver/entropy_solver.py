@@ -389,8 +389,9 @@ class EntropySolver:
 
         ``energy_budget=True`` also fills ``E_state``, ``E_state_cons`` and the ``step_*``
         energies of the last solve (docs/output.md, "Energy budget"; None otherwise). They
-        cost one diagnostics call per output time of the solve plus NumPy quadratures,
-        ~50 ms at 60 cells and 65 output times, so a coupling loop asks only if it uses them.
+        cost one call of the small "powers" program per output time of the solve plus NumPy
+        quadratures, ~11 ms at 60 cells and 65 output times, so a coupling loop asks only if
+        it uses them.
         """
         self._require_inputs()
         y = self._y0()

@@ -317,8 +317,9 @@ class JitPair:
         """Compile the named programs, in this order, in a thread; return it (``None`` when
         all are compiled already). A call of one of them meanwhile waits for its compile.
         The thread is not a daemon: the interpreter waits for it at exit (a compile cut
-        off by the interpreter's shutdown could crash it). An exception in the thread is not raised there: the program stays
-        uncompiled and its first call compiles it again (and raises)."""
+        off by the interpreter's shutdown could crash it). An exception in the thread is
+        not raised there: the program stays uncompiled and its first call compiles it again
+        (and raises)."""
         todo = [self._program(key, compile=False).name for key in names]
         todo = [key for key in todo if self._programs[key].compiled is None]
         if not todo:
