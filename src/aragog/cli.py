@@ -1,7 +1,8 @@
 """The ``aragog`` command.
 
 Sub-commands (DESIGN.md): ``run``, ``validate``, ``show-config``, ``eos generate``,
-``eos check``, ``plot``, ``inspect``, ``cache info``, ``cache clear``.
+``eos check``, ``plot``, ``inspect``, ``cache info``, ``cache clear``, ``grid run|status|collect|plot``
+(:mod:`aragog.grid.commands`).
 User errors (an :class:`~aragog.errors.AragogError`, or an OS error such as a missing or
 unwritable file) print one line, ``aragog: error: ...``, with no traceback, and exit 1;
 argument errors exit 2 (argparse).
@@ -53,6 +54,10 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="no persistent compilation cache for this run (as solver.jax_cache_dir = \"none\")")
     p.add_argument("--plot", action="store_true", help="also write a PNG summary figure next to the output")
     p.set_defaults(func=_cmd_run)
+
+    from aragog.grid.commands import add_grid_parser
+
+    add_grid_parser(sub)
 
     p = sub.add_parser("plot", help="plot a run's netCDF output (PNG)")
     p.add_argument("file", help="netCDF file written by aragog run")

@@ -64,6 +64,7 @@ class SolverParams:
     tsurf_poststep_change: float = _f("solver", "tsurf_poststep_change")  # K, unused
     max_steps: int = _f("solver", "max_steps")
     warm_start: bool = _f("solver", "warm_start")
+    wall_time_limit: float = _f("solver", "wall_time_limit")  # s, 0: no limit
     output_points: int = _f("solver", "output_points")
     method: str = _f("solver", "method")  # "cvode" | "bdf" | "radau"
     jacobian: str = _f("solver", "jacobian")  # "jax" | "fd"

@@ -141,6 +141,9 @@ _SOLVER = {
     "warm_start": _bool("cvode: a solve that continues the previous one (its start time and state) "
                         "keeps CVODE's step size, order and Jacobian when the right-hand side at the "
                         "start changed by less than the tolerance (docs/solver.md, \"Warm start\")", True),
+    "wall_time_limit": Key("float", 0.0, "s", "wall-clock limit of one solve: past it the solve stops with "
+                           "status < 0 and a message saying so, keeping the state it reached (0: no limit)",
+                           lo=0.0),
     "output_points": Key("int", 65, "", "times stored per solve", lo=1),
     "method": Key("str", "cvode", "", "time integrator", choices=("cvode", "bdf", "radau")),
     "jacobian": Key("str", "jax", "", "Jacobian: analytic (JAX) or finite differences",

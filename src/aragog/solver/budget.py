@@ -126,6 +126,12 @@ class EnergyBook:
         self._step: tuple | None = None  # (key of the solve, fields)
         self._totals: dict[float, dict] = {}  # final time [yr] of a solve -> its step fields
 
+    def new_run(self) -> None:
+        """Forget the step integrals and per-solve totals (a new run starts); the NumPy EOS
+        is kept."""
+        self._step = None
+        self._totals = {}
+
     def eos(self, inputs, options) -> NumpyEOS:
         """The NumPy EOS of ``inputs`` (rebuilt when the table object or the blend width
         changes; the solver keeps one table object per table set across resets)."""

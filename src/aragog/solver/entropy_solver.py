@@ -135,6 +135,8 @@ class EntropySolver:
         self._T_core = None
         self._time = float(self._params.solver.start_time)
         self._last = None
+        self._y_end = None  # a new run: nothing to continue, no budget carried over
+        self._energy.new_run()
         return self
 
     def reset(self) -> "EntropySolver":
@@ -142,12 +144,7 @@ class EntropySolver:
         values, heating, ...). Builds new compiled programs only when the static key changed
         (state size, boundary modes, physics switches, table identity, array shapes)."""
         params = self._params.validate()
-        mode = params.solver.compile_mode
-        options = _inputs.physics_options(params)
-        mesh = self._mesh(params)
-        eos_data = self._eos(params)
-        inputs = _inputs.physics_inputs(params, mesh, eos_data)
-        key = (mode, _inputs.static_key(options, inputs, eos_data))
+        mode, options, mesh, inputs, key = self._derive(params)
         if key != self._key:
             configure_compilation_cache(params.solver.jax_cache_dir, params.solver.jax_cache_max_mb)
             if self._pair is not None:
@@ -172,6 +169,24 @@ class EntropySolver:
         self._options, self._inputs = options, inputs
         self._bound = self._pair.bind(inputs, self._calls)  # inputs packed and on the device once per reset
         return self
+
+    def _derive(self, params) -> tuple:
+        """(compile mode, options, mesh, inputs, static key) of validated ``params``."""
+        mode = params.solver.compile_mode
+        options = _inputs.physics_options(params)
+        mesh = self._mesh(params)
+        eos_data = self._eos(params)
+        inputs = _inputs.physics_inputs(params, mesh, eos_data)
+        return mode, options, mesh, inputs, (mode, _inputs.static_key(options, inputs, eos_data))
+
+    def program_key(self, params=None) -> str:
+        """A digest of what the compiled programs depend on (compile mode, physics switches,
+        table identity, array shapes) for ``params`` (default: this solver's): two configs
+        with the same digest run on the same programs, so changing anything else never
+        compiles. Builds the mesh and loads the tables (cached), compiles nothing; the
+        solver's state is untouched. Used by ``aragog grid`` to group points."""
+        params = (self._params if params is None else params).validate()
+        return store_key(self._derive(params)[-1])
 
     def _mesh(self, params):
         # Rebuilt when a [mesh] value or the structure file's content changed (2-3 ms).
@@ -319,6 +334,9 @@ class EntropySolver:
         problem = bound
         if sp.jacobian == "fd":
             problem = _NoJacobian(bound)
+        limit = float(sp.wall_time_limit)
+        if limit > 0.0:
+            problem = _WallClockLimit(problem, wall0 + limit)
         event = step_cap_event(self._params.energy, bound, self._split, t0, y0)
         method = _METHODS[sp.method]
         if t1 <= t0:
@@ -336,6 +354,11 @@ class EntropySolver:
             t_out, y_out = result.t, result.y
             status, message = result.status, result.message
             t_final, y_final = result.t_final, result.y_final
+            if limit > 0.0 and problem.expired_at is not None:
+                status = min(int(status), -1)
+                message = (f"wall-time limit of {limit:g} s (solver.wall_time_limit) reached at "
+                           f"t = {problem.expired_at:.6g} yr; the state is that of the last output time "
+                           f"reached, t = {float(t_final):.6g} yr")
             if result.t_event is not None and (len(t_out) == 0 or t_out[-1] != result.t_event):
                 t_out = np.append(t_out, result.t_event)
                 y_out = np.vstack([y_out, result.y_event])
@@ -497,6 +520,39 @@ def _is_upstream_parameters(params) -> bool:
     from aragog.parser import Parameters as UpstreamParameters
 
     return isinstance(params, UpstreamParameters)
+
+
+class WallTimeLimitReached(AragogError, RuntimeError):
+    """Raised by a callback past ``solver.wall_time_limit``: the integrator treats it as a
+    failed call and stops; :meth:`EntropySolver.solve` then reports the limit."""
+
+
+class _WallClockLimit:
+    """A problem whose callbacks fail once ``time.perf_counter()`` passes ``deadline`` [s],
+    so that a solve stops within a few callback calls of its wall-clock limit (the
+    integrators stop after repeated failures). ``expired_at``: the model time [yr] of the
+    first refused call, or ``None``."""
+
+    def __init__(self, problem, deadline: float):
+        self.n, self.ml, self.mu = problem.n, problem.ml, problem.mu
+        self.jac_layout = getattr(problem, "jac_layout", "band")
+        self._problem, self._deadline = problem, deadline
+        self.expired_at: float | None = None
+        self.jac_into = None if problem.jac_into is None else self._jac_into
+
+    def _check(self, t) -> None:
+        if time.perf_counter() > self._deadline:
+            if self.expired_at is None:
+                self.expired_at = float(t)
+            raise WallTimeLimitReached("solver.wall_time_limit reached")
+
+    def rhs_into(self, t, y, out) -> None:
+        self._check(t)
+        self._problem.rhs_into(t, y, out)
+
+    def _jac_into(self, t, y, out) -> None:
+        self._check(t)
+        self._problem.jac_into(t, y, out)
 
 
 class _NoJacobian:

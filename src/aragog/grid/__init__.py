@@ -1,0 +1,42 @@
+"""Parameter grids on Dask (docs/grid.md).
+
+A grid file names a base config, axes of values and overrides for every point;
+:func:`run_grid` validates every point, runs them on Dask workers of one thread each (a
+local cluster, an existing scheduler, or Slurm jobs through dask-jobqueue) with one
+compile per static key, records each point as it ends (resumable), and returns the
+collected :class:`xarray.Dataset`.
+
+Modules: :mod:`.spec` (the grid file), :mod:`.store` (the output folder and manifest),
+:mod:`.worker` (one point in a worker), :mod:`.runner` (submission), :mod:`.cluster`
+(Dask clients), :mod:`.progress`, :mod:`.collect`, :mod:`.plot`, :mod:`.commands` (the CLI).
+Names are imported on first use, so ``import aragog.grid`` does not import Dask.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__all__ = ["run_grid", "prepare_grid", "load_grid", "grid_from_dict", "GridSpec", "GridPoint", "GridFolder",
+           "PointRecord", "collect_grid", "plot_grid", "open_client", "SlurmOptions", "grid_status"]
+
+_WHERE = {"run_grid": "runner", "prepare_grid": "runner", "load_grid": "spec", "grid_from_dict": "spec",
+          "GridSpec": "spec", "GridPoint": "spec", "GridFolder": "store", "PointRecord": "store",
+          "collect_grid": "collect", "plot_grid": "plot", "open_client": "cluster", "SlurmOptions": "cluster"}
+
+
+def grid_status(folder) -> dict:
+    """``{"done", "failed", "pending", "programs", "failures", ...}`` of a grid's output folder
+    (what ``aragog grid status --json`` prints)."""
+    from .store import GridFolder
+
+    return GridFolder(folder).summary()
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_WHERE))
