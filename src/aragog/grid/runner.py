@@ -7,9 +7,10 @@
    group the points by their program key (:meth:`EntropySolver.program_key`);
 2. check the output folder (:mod:`aragog.grid.store`): a folder of another grid is
    refused unless ``force``; ``resume`` runs only the points without a record;
-3. submit one *pilot* point per static key; when a key's pilot has ended, its programs
-   are in the shared persistent cache, and the key's other points are submitted — so a
-   key is compiled once per grid, and every other worker loads it without tracing;
+3. per static key, compile its programs on one worker
+   (:func:`~aragog.grid.worker.prepare_programs`); once they are in the shared persistent
+   cache, submit the key's points — so a key is compiled once per grid, and every other
+   worker loads its programs without tracing (the worker that compiled keeps them);
 4. record each point as it ends (the worker writes its netCDF and record itself; a point
    whose worker died twice is recorded here), show progress, and collect the grid into
    ``grid.nc`` (:func:`~aragog.grid.collect.collect_grid`).
@@ -29,7 +30,7 @@ from aragog.errors import ConfigError
 from aragog.grid.progress import GridProgress, summary_table
 from aragog.grid.spec import GridSpec, load_grid, point_parameters, spec_differences
 from aragog.grid.store import GridFolder, PointRecord
-from aragog.grid.worker import PointTask, run_point
+from aragog.grid.worker import PointTask, prepare_programs, run_point
 
 __all__ = ["run_grid", "prepare_grid", "PreparedGrid", "grid_folder"]
 
@@ -224,37 +225,56 @@ def run_grid(spec: GridSpec | str | os.PathLike, client=None, *, out: str | os.P
 
 
 def _run_tasks(client, prepared: PreparedGrid, progress: bool | None) -> None:
-    """Submit the pilots, then each key's other points when its pilot ends; record points
-    whose worker died (the worker records everything else itself)."""
+    """Per static key: prepare its programs on one worker, then submit its points; record
+    points whose worker died (the worker records everything else itself)."""
     from distributed import as_completed
 
     bar = GridProgress(prepared.n_tasks, enabled=progress is not False,
                        live=None if progress is None else bool(progress))
     tag = prepared.folder.root.name
-    waiting = {key: list(tasks[1:]) for key, tasks in prepared.tasks.items()}
-    owner: dict[Any, PointTask] = {}
+    points: dict[Any, PointTask] = {}  # running point futures
+    preparing: dict[Any, str] = {}  # program futures -> static key
 
     def submit(task: PointTask):
         future = client.submit(run_point, task, key=f"aragog-grid-{tag}-{task.id}", pure=False)
-        owner[future] = task
+        points[future] = task
         return future
 
+    for key, tasks in prepared.tasks.items():
+        future = client.submit(prepare_programs, tasks[0], key=f"aragog-programs-{tag}-{key[:16]}", pure=False)
+        preparing[future] = key
     slots = max(_worker_threads(client), 1)
-    pending = as_completed([submit(tasks[0]) for tasks in prepared.tasks.values()])
+    pending = as_completed(list(preparing))
     try:
-        bar.set_running(min(len(owner), slots))
+        bar.set_running(min(len(points), slots))
         for future in pending:
-            task = owner.pop(future)
-            ok = _finish(future, task, prepared.folder)
-            for rest in waiting.pop(task.static_key, []):
-                pending.add(submit(rest))
-            bar.point_finished(ok)
-            bar.set_running(min(len(owner), slots))
+            if future in preparing:
+                key = preparing.pop(future)
+                _programs_ready(future, key)
+                for task in prepared.tasks[key]:
+                    pending.add(submit(task))
+            else:
+                task = points.pop(future)
+                bar.point_finished(_finish(future, task, prepared.folder))
+            bar.set_running(min(len(points), slots))
     except BaseException:
-        client.cancel(list(owner))
+        client.cancel(list(points) + list(preparing))
         raise
     finally:
         bar.close()
+
+
+def _programs_ready(future, key: str) -> None:
+    """Log how a static key's programs were made ready; a failure is only logged (each point
+    of the key then fails, or compiles, on its own and says why)."""
+    try:
+        sources = future.result()
+    except Exception as exc:  # noqa: BLE001
+        logger.warning("programs of static key %s could not be prepared (%s: %s); running its points anyway",
+                       key[:16], type(exc).__name__, exc)
+        return
+    logger.info("programs of static key %s ready: %s", key[:16],
+                ", ".join(f"{name} {source}" for name, source in sorted(sources.items())))
 
 
 def _worker_threads(client) -> int:

@@ -45,12 +45,17 @@ class PointRecord:
         wall_seconds: wall time of the point in its worker (config to written file) [s].
         integration_seconds: the integrator's wall time [s].
         compile: ``{"compiled": n, "loaded": n, "reused": n}``: programs this point
-            compiled, loaded from the persistent cache, or found compiled in its worker.
+            compiled, loaded from the persistent cache, or found compiled in its worker;
+            compile_seconds: its tracing + compiling/loading time [s] (threads overlap).
+        setup_seconds, output_seconds, write_seconds: config + solver + initial state;
+            the run's output (diagnostics and energy budget at every output time); the
+            netCDF file [s].
         static_key: the hash of the point's static key (points with one key share programs).
         t_final: model time reached [yr]; ``stopped_early``: it is before the config's
             ``solver.end_time``.
         file: the netCDF file's name in ``points/`` (``None``: nothing was written).
-        worker: the worker that ran it; attempts: how many times it was started.
+        worker, attempts: the worker that ran it; how many times it was started.
+        started, ended: when it started and ended in its worker [s since the epoch].
     """
 
     index: int
@@ -62,12 +67,18 @@ class PointRecord:
     wall_seconds: float = 0.0
     integration_seconds: float = 0.0
     compile: dict[str, int] = dataclasses.field(default_factory=lambda: {"compiled": 0, "loaded": 0, "reused": 0})
+    compile_seconds: float = 0.0
+    setup_seconds: float = 0.0
+    output_seconds: float = 0.0
+    write_seconds: float = 0.0
     static_key: str = ""
     t_final: float | None = None
     stopped_early: bool = False
     file: str | None = None
     worker: str = ""
     attempts: int = 1
+    started: float = 0.0
+    ended: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

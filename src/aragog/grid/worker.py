@@ -26,12 +26,13 @@ import numpy as np
 
 from aragog.grid.store import GridFolder, PointRecord
 
-__all__ = ["PointTask", "run_point", "MAX_SOLVERS"]
+__all__ = ["PointTask", "run_point", "prepare_programs", "MAX_SOLVERS"]
 
 #: Solvers kept per worker process (least recently used dropped first).
 MAX_SOLVERS = 8
 
-#: static-key digest -> EntropySolver, per worker process.
+#: static-key digest -> [EntropySolver, its program counters after its last point], per
+#: worker process.
 _SOLVERS: "OrderedDict[str, Any]" = OrderedDict()
 
 
@@ -59,25 +60,72 @@ class PointTask:
     end_time: float
 
 
-def _solver_for(task: PointTask, params):
-    """This process's solver for the task's static key, with ``params`` set (a new one the
-    first time the key is seen here)."""
+_MALLOC_TUNED = False
+
+
+def _tune_malloc() -> None:
+    """Undo Dask's ``MALLOC_TRIM_THRESHOLD_=65536`` for this worker process (glibc only).
+
+    Dask's nanny sets that variable for its workers so that they hand freed memory back to
+    the system. Setting it also freezes glibc's mmap threshold at 128 KiB, so every NumPy
+    temporary above that size is a fresh ``mmap`` + page faults + ``munmap``: the energy
+    budget's quadratures (arrays of ~10^4-10^5 points) ran 2.5-4x slower in a worker
+    than in a plain process. Raising both thresholds (32 MiB mmap, 64 MiB trim) restores
+    the plain-process speed; a grid worker's memory stays bounded by its largest point.
+    """
+    global _MALLOC_TUNED
+    if _MALLOC_TUNED:
+        return
+    _MALLOC_TUNED = True
+    if not os.environ.get("MALLOC_TRIM_THRESHOLD_"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-3, 32 * 1024 * 1024)  # M_MMAP_THRESHOLD
+        libc.mallopt(-1, 64 * 1024 * 1024)  # M_TRIM_THRESHOLD
+    except (OSError, AttributeError):
+        pass  # not glibc: nothing to undo
+
+
+def _solver_for(task: PointTask, params) -> list:
+    """``[solver, counters]``: this process's solver for the task's static key with
+    ``params`` set (a new one the first time the key is seen here), and its program
+    counters when its last point ended (``{}`` for a new solver, so the next point it runs
+    owns the compiles of :func:`prepare_programs`)."""
     from aragog.solver import EntropySolver
 
-    solver = _SOLVERS.pop(task.static_key, None)
-    if solver is None:
-        solver = EntropySolver(params)
+    entry = _SOLVERS.pop(task.static_key, None)
+    if entry is None:
+        entry = [EntropySolver(params), {}]
     else:
-        solver.parameters = params
-    _SOLVERS[task.static_key] = solver
+        entry[0].parameters = params
+    _SOLVERS[task.static_key] = entry
     while len(_SOLVERS) > MAX_SOLVERS:
         _SOLVERS.popitem(last=False)
-    return solver
+    return entry
 
 
-def _program_counts(solver) -> dict[str, int]:
-    """Cumulative (compiles, loads) per program of ``solver`` (deltas give a point's)."""
-    return {name: (s["compiles"], s["loads"]) for name, s in solver.jit_stats.items()}
+def prepare_programs(task: PointTask) -> dict[str, str]:
+    """Compile (or load) every program of the task's static key in this worker and wait
+    until all are in the shared persistent cache, so that the key's points, submitted
+    after this returns, load them on every other worker instead of compiling them again.
+    Returns ``{program: source}`` ("compiled", "disk", "memory")."""
+    from aragog.config import load_config
+
+    _tune_malloc()
+    solver, _ = _solver_for(task, load_config(task.base, overrides=task.overrides))
+    solver.initialize()
+    solver.wait_for_programs()
+    return {name: s["source"] for name, s in solver.jit_stats.items() if s["source"] != "none"}
+
+
+def _program_counts(solver) -> dict[str, tuple]:
+    """Cumulative (compiles, loads, seconds) per program of ``solver`` (deltas give a
+    point's; seconds: tracing + compiling or loading)."""
+    return {name: (s["compiles"], s["loads"], s["trace_seconds"] + s["compile_seconds"])
+            for name, s in solver.jit_stats.items()}
 
 
 def _compile_sources(before: dict, after: dict, solver) -> dict[str, int]:
@@ -87,8 +135,8 @@ def _compile_sources(before: dict, after: dict, solver) -> dict[str, int]:
     for name, stats in solver.jit_stats.items():
         if name == "initial" or stats["calls"] == 0 and stats["source"] == "none":
             continue
-        c0, l0 = before.get(name, (0, 0))
-        c1, l1 = after[name]
+        c0, l0, _ = before.get(name, (0, 0, 0.0))
+        c1, l1, _ = after[name]
         if c1 > c0:
             out["compiled"] += c1 - c0
         elif l1 > l0:
@@ -106,15 +154,17 @@ def _one_line(exc: BaseException) -> str:
 def run_point(task: PointTask) -> dict[str, Any]:
     """Run one point and record it; returns its :class:`PointRecord` as a dict."""
     wall0 = time.perf_counter()
+    _tune_malloc()
     folder = GridFolder(task.folder)
     record = PointRecord(index=task.index, id=task.id, values=dict(task.values), status="failed",
                          message="", static_key=task.static_key,
-                         worker=f"{socket.gethostname()}:{os.getpid()}")
+                         worker=f"{socket.gethostname()}:{os.getpid()}", started=time.time())
     try:
         _run(task, folder, record)
     except Exception as exc:  # noqa: BLE001 - a failing point is recorded, the grid goes on
         record.status, record.message = "failed", _one_line(exc)
     record.wall_seconds = time.perf_counter() - wall0
+    record.ended = time.time()
     folder.write_record(record)
     return record.to_dict()
 
@@ -122,10 +172,14 @@ def run_point(task: PointTask) -> dict[str, Any]:
 def _run(task: PointTask, folder: GridFolder, record: PointRecord) -> None:
     from aragog.config import load_config
 
+    from aragog.io import write_netcdf
+
+    t0 = time.perf_counter()
     params = load_config(task.base, overrides=task.overrides)
-    solver = _solver_for(task, params)
-    before = _program_counts(solver)
+    entry = _solver_for(task, params)
+    solver, before = entry
     solver.initialize()
+    record.setup_seconds = time.perf_counter() - t0
     solver.solve()
     state = solver.get_state()
     record.solver_status = int(state.status)
@@ -133,9 +187,16 @@ def _run(task: PointTask, folder: GridFolder, record: PointRecord) -> None:
     record.integration_seconds = float(getattr(solver.integration_result, "wall_seconds", 0.0) or 0.0)
     finite = bool(np.all(np.isfinite(state.S_final))) and math.isfinite(state.T_magma)
     record.stopped_early = state.time < task.end_time * (1 - 1e-12) - 1e-12
-    written = solver.write_netcdf(folder.netcdf(task.id))  # atomic: a record names a whole file
+    t0 = time.perf_counter()
+    history = solver.history()
+    t1 = time.perf_counter()
+    folder.points_dir.mkdir(parents=True, exist_ok=True)
+    written = write_netcdf(folder.netcdf(task.id), history)  # atomic: a record names a whole file
+    record.output_seconds, record.write_seconds = t1 - t0, time.perf_counter() - t1
     record.file = written.name
-    record.compile = _compile_sources(before, _program_counts(solver), solver)
+    after = entry[1] = _program_counts(solver)
+    record.compile = _compile_sources(before, after, solver)
+    record.compile_seconds = sum(v[2] - before.get(k, (0, 0, 0.0))[2] for k, v in after.items())
     if state.status < 0:
         record.status, record.message = "failed", state.message
     elif not finite:

@@ -188,6 +188,18 @@ class EntropySolver:
         params = (self._params if params is None else params).validate()
         return store_key(self._derive(params)[-1])
 
+    def wait_for_programs(self) -> "EntropySolver":
+        """Block until the programs that :meth:`reset` started compiling in the background
+        (the diagnostics, which otherwise overlap the first integration) are ready and in
+        the persistent cache; the RHS and Jacobian are ready when :meth:`reset` returns.
+        ``aragog grid`` calls it so that other workers load every program of a static key
+        instead of compiling one again."""
+        self._require_inputs()
+        wait = getattr(self._pair, "wait_background", None)
+        if wait is not None:
+            wait()
+        return self
+
     def _mesh(self, params):
         # Rebuilt when a [mesh] value or the structure file's content changed (2-3 ms).
         key = repr(params.mesh)
