@@ -64,6 +64,20 @@ def test_generators_zip_and_subtables():
                              "mesh.number_of_nodes": 30}
 
 
+def test_zip_axes_may_repeat_values_but_points_may_not_and_no_axes_is_one_point():
+    """In a zip grid an axis may repeat a value (only whole points must differ); a grid
+    without axes is the single point of [set]."""
+    spec = grid_from_dict({"base": str(EARTH), "mode": "zip",
+                           "axes": {"energy.tidal": [True, False, True], "mesh.number_of_nodes": [20, 30, 40]}})
+    assert [p.values["energy.tidal"] for p in spec.points()] == [True, False, True]
+    with pytest.raises(ConfigError, match="zip points 0 and 2 are the same"):
+        grid_from_dict({"base": str(EARTH), "mode": "zip",
+                        "axes": {"energy.tidal": [True, False, True], "mesh.number_of_nodes": [20, 30, 20]}})
+    single = grid_from_dict({"base": str(EARTH), "set": {"mesh.number_of_nodes": 20}})
+    assert single.size == 1 and [p.id for p in single.points()] == ["p00000"]
+    assert single.points()[0].overrides == {"mesh.number_of_nodes": 20}
+
+
 @pytest.mark.parametrize("raw, needle", [
     ({"mode": "zip", "axes": {"a.b": [1, 2], "c.d": [1]}}, "equal length"),
     ({"mdoe": "zip"}, "did you mean `mode`"),

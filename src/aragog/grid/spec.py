@@ -91,7 +91,7 @@ class GridSpec:
     def points(self) -> list[GridPoint]:
         """Every point, in order (product: the first axis varies slowest)."""
         names = list(self.axes)
-        if self.mode == "product":
+        if self.mode == "product" or not names:  # no axes: the one point of [set]
             combos = itertools.product(*self.axes.values())
         else:
             combos = zip(*self.axes.values())
@@ -100,8 +100,6 @@ class GridSpec:
         for i, combo in enumerate(combos):
             values = dict(zip(names, combo))
             points.append(GridPoint(i, f"p{i:0{width}d}", values, {**self.set, **values}))
-        if not names:
-            points.append(GridPoint(0, f"p{0:0{width}d}", {}, dict(self.set)))
         return points
 
     def base_digest(self) -> str:
@@ -173,7 +171,8 @@ def grid_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = 
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
             raise ConfigError(f"`timeout` must be a number of seconds > 0, got {timeout!r}")
         timeout = float(timeout)
-    axes = {key: _axis_values(key, spec) for key, spec in _flatten(raw.get("axes", {}), "axes").items()}
+    axes = {key: _axis_values(key, spec, unique=mode != "zip")
+            for key, spec in _flatten(raw.get("axes", {}), "axes").items()}
     overrides = _flatten(raw.get("set", {}), "set")
     both = sorted(set(axes) & set(overrides))
     if both:
@@ -181,6 +180,12 @@ def grid_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = 
     if mode == "zip" and len({len(v) for v in axes.values()}) > 1:
         sizes = ", ".join(f"{k}: {len(v)}" for k, v in axes.items())
         raise ConfigError(f"mode = \"zip\" needs axes of equal length, got {sizes}")
+    if mode == "zip":  # an axis may repeat values, a point may not
+        seen: dict[str, int] = {}
+        for i, combo in enumerate(zip(*axes.values())):
+            j = seen.setdefault(_canonical(combo), i)
+            if j != i:
+                raise ConfigError(f"zip points {j} and {i} are the same ({_short(list(combo))})")
     return GridSpec(base, mode, axes, overrides, timeout, source)
 
 
@@ -243,8 +248,9 @@ def _is_generator(value: Mapping) -> bool:
     return len(value) == 1 and next(iter(value)) in _GENERATORS
 
 
-def _axis_values(key: str, spec: Any) -> tuple:
-    """The values of axis ``key``: a list, or a generator table."""
+def _axis_values(key: str, spec: Any, unique: bool = True) -> tuple:
+    """The values of axis ``key``: a list, or a generator table (``unique``: refuse
+    repeated values, which would repeat points of a product grid)."""
     where = f"[axes] `{key}`"
     if isinstance(spec, list):
         values = spec
@@ -264,7 +270,7 @@ def _axis_values(key: str, spec: Any) -> tuple:
                           f"({{ linspace = [start, stop, n] }}), got {spec!r}")
     if not values:
         raise ConfigError(f"{where}: an axis needs at least one value")
-    if len({_canonical(v) for v in values}) != len(values):
+    if unique and len({_canonical(v) for v in values}) != len(values):
         raise ConfigError(f"{where}: repeated values in {_short(values)}")
     return tuple(values)
 
