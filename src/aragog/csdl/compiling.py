@@ -124,10 +124,19 @@ class ExecutableStore:
 
     def load(self, key: str):
         path = self._path(key)
-        if not path.is_file():
+        try:
+            # One open and read: an entry is only ever replaced whole (``save``), so this
+            # reads one writer's complete entry. Another process may evict or clear it
+            # between a check and the read: gone is a plain miss, not a corrupt entry.
+            data = path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError):
+            return None
+        except OSError as exc:
+            logger.warning("compilation cache entry %s is unreadable (%s): compiling instead",
+                           path, exc.strerror or exc)
             return None
         try:
-            payload, in_tree, out_tree = pickle.loads(path.read_bytes())
+            payload, in_tree, out_tree = pickle.loads(data)
             compiled = serialize_executable.deserialize_and_load(payload, in_tree, out_tree)
         except Exception as exc:  # noqa: BLE001 - any bad entry means: compile instead
             logger.warning(

@@ -216,7 +216,7 @@ def _read_cache(d: Path, np_, ns, warn: bool = True) -> EOSTables | None:
         if any(meta.get(k) != v for k, v in expected.items()) or meta.get("sha256") != tables.identity().digest:
             raise ValueError("content does not match MODEL.json")
         return tables
-    except (OSError, ValueError, KeyError, EOSError) as exc:
+    except Exception as exc:  # noqa: BLE001 - e.g. zipfile.BadZipFile, EOFError: regenerate
         if warn:
             log.warning("ignoring unusable EOS cache %s (%s); regenerating", d, exc)
         return None
@@ -255,7 +255,13 @@ def _cached_set(np_: int, ns: int) -> EOSTables:
         _write_cache(d, np_, ns, tables)
     except (OSError, EOSError) as exc:
         log.warning("cannot write the EOS table cache %s (%s); keeping the tables in memory only", d, exc)
-    return tables
+        return tables
+    # Use what is on disk now: when another process generating at the same time won the
+    # rename, its copy is the one every process sharing the cache uses from now on, and
+    # ours may differ from it by an ulp (another CPU's exp/log), giving another table
+    # identity, hence another compiled-program key, than every other process.
+    on_disk = _read_cache(d, np_, ns, warn=False)
+    return tables if on_disk is None else on_disk
 
 
 def default_table_set(np_: int | None = None, ns: int | None = None, model: str = "default") -> EOSTables:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
@@ -224,9 +225,12 @@ def _usable(path: Path) -> str | None:
     """``None`` if ``path`` can be created and written, else why not."""
     try:
         path.mkdir(parents=True, exist_ok=True)
-        probe = path / ".aragog-write-test"
-        probe.write_text("ok")
-        probe.unlink()
+        # A probe of its own per call: with one fixed name, processes starting together on
+        # a shared directory (a grid's workers) removed each other's probe, and the loser
+        # ran without the cache ("not usable": FileNotFoundError).
+        fd, probe = tempfile.mkstemp(prefix=".aragog-write-test.", dir=path)
+        os.close(fd)
+        os.unlink(probe)
     except OSError as exc:
         return str(exc.strerror or exc)
     return None
