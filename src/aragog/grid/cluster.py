@@ -168,7 +168,7 @@ def _spawn_environ(spawn_env: dict[str, str]) -> Iterator[None]:
 def _local_cluster(n_workers: int | None, pin_cpus: bool | None, env: dict[str, str]):
     """A LocalCluster of one-thread worker processes, pinned to CPUs when asked."""
     cpus = tuple(sorted(os.sched_getaffinity(0)))
-    n = n_workers or os.cpu_count() or 1
+    n = n_workers or len(cpus)
     if n < 1:
         raise ValueError(f"n_workers must be positive, got {n_workers!r}")
     if pin_cpus is None:
@@ -199,15 +199,16 @@ def _slurm_cluster(options: SlurmOptions, env: dict[str, str]):
     return cluster
 
 
-def _wait_for_slurm_worker(client: distributed.Client, options: SlurmOptions, timeout: float) -> None:
+def _wait_for_slurm_worker(client: distributed.Client, options: SlurmOptions, timeout: float):
     """Block until one worker joins; RuntimeError after ``timeout`` seconds."""
     try:
         client.wait_for_workers(1, timeout=timeout)
     except (TimeoutError, distributed.TimeoutError):
         logs = options.log_directory or "the submission directory (slurm-<jobid>.out)"
+        queue = options.queue or "default"
         raise RuntimeError(
-            f"no Dask worker joined from Slurm within {timeout:g} s (queue {options.queue or 'default'},"
-            f" walltime {options.walltime}); see the job logs in {logs} and `squeue --me`"
+            f"no Dask worker joined from Slurm within {timeout:g} s (queue {queue}, walltime"
+            f" {options.walltime}); see the job logs in {logs} and `squeue --me`"
         ) from None
 
 
@@ -246,10 +247,11 @@ def open_client(
     slurm: start ``slurm.jobs`` Slurm jobs of ``slurm.processes`` one-thread workers each,
         with a scheduler in this process on ``slurm.interface`` (127.0.0.1 by default);
         waits up to ``join_timeout`` seconds for the first worker, then RuntimeError.
-    neither: a LocalCluster of ``n_workers`` (default ``os.cpu_count()``) one-thread
-        worker processes on 127.0.0.1, no dashboard. ``pin_cpus`` (default: True when
-        ``n_workers`` <= the CPUs this process may use) pins worker ``i`` to the ``i``-th of
-        those CPUs (see :class:`PinCPU` for why).
+    neither: a LocalCluster of ``n_workers`` one-thread worker processes on 127.0.0.1, no
+        dashboard. Default ``n_workers``: the CPUs this process may use
+        (``os.sched_getaffinity``; ``os.cpu_count()`` unless Slurm, taskset or cgroups
+        restrict it). ``pin_cpus`` (default: True when ``n_workers`` <= those CPUs) pins
+        worker ``i`` to the ``i``-th of them (see :class:`PinCPU` for why).
 
     ``worker_env``: extra environment of the workers we start, over ``OMP_NUM_THREADS``,
     ``MKL_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` = 1. On the clusters we start a task
@@ -261,9 +263,10 @@ def open_client(
         raise ValueError("n_workers and pin_cpus apply to a local cluster only")
     if scheduler is not None and worker_env:
         raise ValueError("worker_env cannot be set on the workers of an external scheduler")
+    env = _worker_env(worker_env)
     stack = contextlib.ExitStack()
     try:
-        yield _connect(stack, scheduler, slurm, n_workers, pin_cpus, _worker_env(worker_env), join_timeout)
+        yield _connect(stack, scheduler, slurm, n_workers, pin_cpus, env, join_timeout)
     finally:
         with _quiet_shutdown():
             stack.close()  # the client, then the cluster (also on exceptions, Ctrl-C)
