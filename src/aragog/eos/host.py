@@ -92,9 +92,24 @@ class NumpyEOS:
 
     def __call__(self, P, S):
         """(T, ρ) at (P, S) (any broadcastable shapes)."""
+        return self.evaluate(P, S, ("T", "rho"))
+
+    def T(self, P, S):
+        """T(P, S) [K] alone (half the table reads of :meth:`__call__`)."""
+        return self.evaluate(P, S, ("T",))[0]
+
+    def density(self, P, S):
+        """ρ(P, S) [kg/m3] alone (half the table reads of :meth:`__call__`)."""
+        return self.evaluate(P, S, ("rho",))[0]
+
+    def evaluate(self, P, S, keys=("T", "rho")) -> tuple:
+        """The quantities ``keys`` ("T" [K], "rho" [kg/m3]) at (P, S), in that order; only
+        the tables of those quantities are read."""
         P, S = np.broadcast_arrays(np.asarray(P, dtype=np.float64), np.asarray(S, dtype=np.float64))
         if self.constant:
-            return self.T_ref * np.exp((S - self.S_ref) / self.cp), np.full(S.shape, self.rho)
+            values = {"T": lambda: self.T_ref * np.exp((S - self.S_ref) / self.cp),
+                      "rho": lambda: np.full(S.shape, self.rho)}
+            return tuple(values[k]() for k in keys)
         ax, flat, n_p = self._ax, self._flat, self._np
 
         def boundary(b, axis):
@@ -108,16 +123,16 @@ class NumpyEOS:
         g = (S - S_sol) / (S_liq - S_sol)
         phi = np.clip(g, 0.0, 1.0)
         cp_m, cp_s = ax["mP"].cell(P), ax["sP"].cell(P)
-        cs_liq = ax["mS"].cell(S_liq)
-        T_liq, rho_liq = table("m", "T", cp_m, cs_liq), table("m", "rho", cp_m, cs_liq)
-        cs_sol = ax["sS"].cell(S_sol)
-        T_sol, rho_sol = table("s", "T", cp_s, cs_sol), table("s", "rho", cp_s, cs_sol)
-        T_mix = phi * T_liq + (1.0 - phi) * T_sol
-        rho_mix = 1.0 / (phi / rho_liq + (1.0 - phi) / rho_sol)
+        cs_liq, cs_sol = ax["mS"].cell(S_liq), ax["sS"].cell(S_sol)
         melt_side = g > 0.5
         cs_m, cs_s = ax["mS"].cell(S), ax["sS"].cell(S)
-        T_one = np.where(melt_side, table("m", "T", cp_m, cs_m), table("s", "T", cp_s, cs_s))
-        rho_one = np.where(melt_side, table("m", "rho", cp_m, cs_m), table("s", "rho", cp_s, cs_s))
         th = np.tanh(np.where(melt_side, g - 1.0, g) * (1.0 / self.w))
         W = np.where(melt_side, 1.0 - 0.5 * (1.0 + th), 0.5 * (1.0 + th))
-        return W * T_mix + (1.0 - W) * T_one, W * rho_mix + (1.0 - W) * rho_one
+        out = []
+        for key in keys:
+            liq, sol = table("m", key, cp_m, cs_liq), table("s", key, cp_s, cs_sol)
+            # T mixes linearly in the melt fraction, 1/rho (specific volume) too
+            mix = phi * liq + (1.0 - phi) * sol if key == "T" else 1.0 / (phi / liq + (1.0 - phi) / sol)
+            one = np.where(melt_side, table("m", key, cp_m, cs_m), table("s", key, cp_s, cs_s))
+            out.append(W * mix + (1.0 - W) * one)
+        return tuple(out)

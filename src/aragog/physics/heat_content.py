@@ -71,7 +71,7 @@ class NumpyEOS(HostEOS):
             dS = (self.S_top - S_a) / n_panels
             edges = S_a + dS * np.arange(n_panels + 1)
             x, w = gauss_panels(edges[:-1], edges[1:], 1)
-            cum = np.concatenate([[0.0], np.cumsum(np.sum(w * self(P_a, x)[0], axis=-1))])
+            cum = np.concatenate([[0.0], np.cumsum(np.sum(w * self.T(P_a, x), axis=-1))])
             self._isobar = (n_panels, dS, cum)
         return self._isobar[1], self._isobar[2]
 
@@ -91,9 +91,9 @@ def specific_enthalpy(eos: NumpyEOS, P, S, n_panels: int = 64):
     dS, cum = eos.isobar_integrals(n_panels)
     k = np.clip(np.floor((S - S_a) / dS), 0, n_panels - 1).astype(np.int64)
     xs, ws = gauss_panels(S_a + dS * k, S, 1)
-    h = cum[k] + np.sum(ws * eos(P_a, xs)[0], axis=-1)
+    h = cum[k] + np.sum(ws * eos.T(P_a, xs), axis=-1)
     xp, wp = gauss_panels(np.full(P.shape, P_a), P, n_panels)
-    return h + np.sum(wp / eos(xp, S[..., None])[1], axis=-1)
+    return h + np.sum(wp / eos.density(xp, S[..., None]), axis=-1)
 
 
 def heat_content_change(eos: NumpyEOS, P, V, S0, S1, n_panels: int = 32):
@@ -112,4 +112,4 @@ def compression_work(eos: NumpyEOS, P_old, P_new, S, mass, n_panels: int = 4) ->
     if np.array_equal(P_old, P_new):
         return 0.0
     x, w = gauss_panels(P_old, P_new, n_panels)
-    return float(np.sum(np.asarray(mass) * np.sum(w / eos(x, np.asarray(S)[:, None])[1], axis=-1)))
+    return float(np.sum(np.asarray(mass) * np.sum(w / eos.density(x, np.asarray(S)[:, None]), axis=-1)))

@@ -43,7 +43,7 @@ def entropy_of_temperature(T: float, P: float, eos: NumpyEOS, grid: int = INVERS
     lo0 = min(eos.solid["S"][0], eos.melt["S"][0])
     hi0 = max(eos.solid["S"][-1], eos.melt["S"][-1])
     S_grid = lo0 + (hi0 - lo0) * np.linspace(0.0, 1.0, grid)
-    T_grid = eos(P, S_grid)[0]
+    T_grid = eos.T(P, S_grid)
     if not np.all(np.isfinite(T_grid)):
         return math.nan
     k = int(np.clip(np.count_nonzero(T_grid <= T) - 1, 0, grid - 2))
@@ -59,7 +59,7 @@ def entropy_of_temperature(T: float, P: float, eos: NumpyEOS, grid: int = INVERS
         return hi
 
     def f(S):
-        return float(eos(P, S)[0]) - T
+        return float(eos.T(P, S)) - T
 
     # xtol + rtol |S|: a few rounding errors of S (rtol is brentq's smallest, 4 eps).
     return float(brentq(f, lo, hi, xtol=1e-300, rtol=4.0 * np.finfo(float).eps, maxiter=200))
