@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -33,3 +35,19 @@ def rtmelt_dir() -> Path:
     if not path.is_dir():
         pytest.skip(f"reference table set not available at {path}")
     return path
+
+
+@pytest.fixture(scope="session")
+def slurm_available() -> None:
+    """Skip unless ``sbatch`` is on PATH and a trivial job in partition debug succeeds
+    (a one-node Slurm: ``bash scripts/slurm_local.sh start``)."""
+    if shutil.which("sbatch") is None:
+        pytest.skip("no sbatch on PATH (start one with: bash scripts/slurm_local.sh start)")
+    probe = ["sbatch", "--wait", "-Q", "-p", "debug", "-t", "00:01:00", "-o", "/dev/null", "--wrap", "true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.skip("a trivial sbatch --wait job did not finish within 30 s (is Slurm up?)")
+    if done.returncode != 0:
+        reason = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        pytest.skip(f"a trivial sbatch --wait job failed: {reason[0]}")

@@ -285,3 +285,22 @@ def test_ctrl_c_keeps_finished_points_and_resume_completes(tmp_path):
     assert (status["done"], status["failed"], status["pending"]) == (4, 0, 0)
     after = GridFolder(out).records()
     assert all(after[i].wall_seconds == r.wall_seconds for i, r in kept.items())  # not run again
+
+
+@pytest.mark.slurm
+def test_grid_on_real_slurm_jobs(tmp_path, slurm_available):
+    """`aragog grid run --slurm` end to end on this machine's one-node Slurm: the points
+    run in a Slurm job (each record names its job), all done, the key compiled once by
+    the one worker, grid.nc written."""
+    path = _grid(tmp_path, {"boundary_conditions.emissivity": [0.5, 1.0]})
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "aragog.cli", "grid", "run", str(path), "--out", str(out),
+                           "--slurm", "--queue", "debug", "--walltime", "00:10:00", "--memory", "2GB",
+                           "--interface", "lo", "--cache-dir", str(tmp_path / "cache")],
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = GridFolder(out).summary()
+    assert (summary["done"], summary["failed"]) == (2, 0)
+    assert summary["programs"]["compiled"] >= 1 and summary["programs"]["loaded"] == 0  # one worker
+    assert all("(slurm job " in r.worker for r in GridFolder(out).records().values())
+    assert (out / "grid.nc").is_file()

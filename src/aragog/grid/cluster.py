@@ -54,9 +54,10 @@ class SlurmOptions:
     log_directory: where the jobs write ``dask-worker-<jobid>.out/.err``; None = the
         directory ``sbatch`` runs in (``slurm-<jobid>.out``).
     local_directory: workers' scratch space; None = Dask's default (a temp directory).
-    interface: network interface of the scheduler and the workers; ``"lo"`` (127.0.0.1,
-        the default) fits a one-node Slurm; a real cluster needs one that the compute
-        nodes share with this host (``"ib0"``, ``"eth0"``).
+    interface: network interface of the scheduler and the workers; None (the default):
+        Dask's choice, the address of this host's name, which compute nodes can reach on
+        a usual cluster; ``"ib0"``/``"eth0"`` to choose; ``"lo"`` (127.0.0.1) for a
+        one-node Slurm on this machine (scripts/slurm_local.sh; the tests use it).
     """
 
     queue: str | None = None
@@ -69,7 +70,7 @@ class SlurmOptions:
     python: str | None = None
     log_directory: str | None = None
     local_directory: str | None = None
-    interface: str = "lo"
+    interface: str | None = None
 
     def __post_init__(self) -> None:
         if not _WALLTIME.match(str(self.walltime)):
@@ -245,7 +246,7 @@ def open_client(
         its own ``distributed.scheduler.allowed-failures`` holds (set it to 1 in that
         scheduler's Dask config for one retry per dead worker).
     slurm: start ``slurm.jobs`` Slurm jobs of ``slurm.processes`` one-thread workers each,
-        with a scheduler in this process on ``slurm.interface`` (127.0.0.1 by default);
+        with a scheduler in this process on ``slurm.interface`` (Dask's default address when None);
         waits up to ``join_timeout`` seconds for the first worker, then RuntimeError.
     neither: a LocalCluster of ``n_workers`` one-thread worker processes on 127.0.0.1, no
         dashboard. Default ``n_workers``: the CPUs this process may use

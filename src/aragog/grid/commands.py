@@ -38,6 +38,8 @@ def add_grid_parser(sub) -> None:
                    help="--slurm: worker processes per job, one thread each (default 1)")
     p.add_argument("--memory", default="4GB", help="--slurm: memory per job (default 4GB)")
     p.add_argument("--account", help="--slurm: account to charge")
+    p.add_argument("--interface", help="--slurm: network interface of the Dask scheduler and workers "
+                                       "(default: Dask's choice; e.g. ib0; lo for a one-node Slurm)")
     p.add_argument("--cache-dir", metavar="DIR",
                    help="the compilation cache shared by every worker (default: the base config's "
                         "solver.jax_cache_dir as resolved here; \"none\": off)")
@@ -67,7 +69,8 @@ def _slurm_options(args):
 
     try:
         return SlurmOptions(queue=args.queue, walltime=args.walltime, jobs=args.jobs,
-                            processes=args.processes, memory=args.memory, account=args.account)
+                            processes=args.processes, memory=args.memory, account=args.account,
+                            interface=args.interface)
     except ValueError as exc:
         raise ConfigError(f"--slurm: {exc}") from None
 
@@ -76,7 +79,7 @@ def _cmd_run(args) -> int:
     from aragog.errors import ConfigError
     from aragog.grid.runner import run_grid
 
-    slurm_only = [name for name in ("queue", "account") if getattr(args, name)]
+    slurm_only = [name for name in ("queue", "account", "interface") if getattr(args, name)]
     if slurm_only and not args.slurm:
         raise ConfigError(f"--{slurm_only[0]} needs --slurm")
     if args.retry_failed and not args.resume:

@@ -146,6 +146,12 @@ def _compile_sources(before: dict, after: dict, solver) -> dict[str, int]:
     return out
 
 
+def _worker_name() -> str:
+    """``host:pid``, with ``slurm job N`` when the worker runs in a Slurm job."""
+    job = os.environ.get("SLURM_JOB_ID")
+    return f"{socket.gethostname()}:{os.getpid()}" + (f" (slurm job {job})" if job else "")
+
+
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text and text[0] else type(exc).__name__
@@ -158,7 +164,7 @@ def run_point(task: PointTask) -> dict[str, Any]:
     folder = GridFolder(task.folder)
     record = PointRecord(index=task.index, id=task.id, values=dict(task.values), status="failed",
                          message="", static_key=task.static_key,
-                         worker=f"{socket.gethostname()}:{os.getpid()}", started=time.time())
+                         worker=_worker_name(), started=time.time())
     try:
         _run(task, folder, record)
     except Exception as exc:  # noqa: BLE001 - a failing point is recorded, the grid goes on
