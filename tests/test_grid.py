@@ -198,6 +198,21 @@ def test_grid_point_equals_a_standalone_run(finished_grid):
     np.testing.assert_array_equal(theirs.time, mine.time)
 
 
+def test_programs_stored_sees_the_grid_cache(finished_grid, tmp_path):
+    """After a grid, its cache holds every program of its key (a later grid submits the
+    points without a compile task); an empty cache does not."""
+    from aragog import EntropySolver, load_config
+
+    path, folder, _ = finished_grid
+    params = load_config(EARTH, overrides={**FAST, **folder.records()[0].values,
+                                           "solver.jax_cache_dir": str(folder.root.parent / "cache")})
+    solver = EntropySolver(params)
+    assert solver.programs_stored()
+    params.solver.jax_cache_dir = str(tmp_path / "empty")
+    assert not solver.programs_stored(params)
+    assert set(solver.jit_stats) == {"initial"}  # nothing was built, traced or compiled
+
+
 def test_failing_point_is_recorded_and_the_grid_goes_on(tmp_path, client):
     """A point that exhausts its step budget is a "failed" record with the solver's
     message; the other point finishes; the run raises nothing."""

@@ -252,10 +252,10 @@ def _full_key(key: str, compiler_options) -> str:
     return key + "|" + options_key(compiler_options) + "|" + environment_key()
 
 
-def store_has(key: str | None, compiler_options=None) -> bool:
-    """Whether the active store has an entry for ``key`` (as :func:`store_lookup` finds it;
-    it may still turn out unusable). Cheap: no read."""
-    store = executable_store()
+def store_has(key: str | None, compiler_options=None, store: "ExecutableStore | None" = None) -> bool:
+    """Whether the active store (or ``store``) has an entry for ``key`` (as
+    :func:`store_lookup` finds it; it may still turn out unusable). Cheap: no read."""
+    store = executable_store() if store is None else store
     return store is not None and key is not None and store._path(_full_key(key, compiler_options)).is_file()
 
 

@@ -43,13 +43,16 @@ class PreparedGrid:
     Attributes:
         spec: the :class:`GridSpec`; folder: its :class:`GridFolder`;
         tasks: ``{static key: [PointTask, ...]}`` of the points to run (pending ones);
-        n_points: points in the grid; cache_dir: the shared compilation cache ("none": off).
+        n_points: points in the grid; cache_dir: the shared compilation cache ("none": off);
+        ready: the static keys whose programs are all in that cache already (their points
+        are submitted at once, without a compile task).
     """
 
     def __init__(self, spec: GridSpec, folder: GridFolder, tasks: dict[str, list[PointTask]], n_points: int,
-                 cache_dir: str):
+                 cache_dir: str, ready: set[str] | None = None):
         self.spec, self.folder, self.tasks = spec, folder, tasks
         self.n_points, self.cache_dir = n_points, cache_dir
+        self.ready = set(ready or ())
 
     @property
     def n_tasks(self) -> int:
@@ -143,10 +146,13 @@ def prepare_grid(spec: GridSpec | str | os.PathLike, out: str | os.PathLike | No
     params = point_parameters(spec, points)
     cache = _shared_cache_dir(cache_dir, params[0])
     probe = EntropySolver(params[0])  # mesh and tables only: nothing is compiled
-    keys = []
+    keys, stored = [], {}
     for point, p in zip(points, params):
         try:
             keys.append(probe.program_key(p))
+            if keys[-1] not in stored:  # are its programs in the shared cache already?
+                p.solver.jax_cache_dir = cache
+                stored[keys[-1]] = cache != "none" and probe.programs_stored(p)
         except Exception as exc:  # noqa: BLE001 - e.g. a table file that does not load
             raise ConfigError(f"{point.label()}: {exc}") from None
     times = _common_times(spec)
@@ -172,7 +178,8 @@ def prepare_grid(spec: GridSpec | str | os.PathLike, out: str | os.PathLike | No
         tasks[key].append(PointTask(point.index, point.id, point.values, str(spec.base),
                                     {**point.overrides, **extra}, str(folder.root), key,
                                     float(p.solver.end_time)))
-    return PreparedGrid(spec, folder, dict(tasks), len(points), cache)
+    return PreparedGrid(spec, folder, dict(tasks), len(points), cache,
+                        {key for key in tasks if stored.get(key)})
 
 
 def run_grid(spec: GridSpec | str | os.PathLike, client=None, *, out: str | os.PathLike | None = None,
@@ -240,11 +247,16 @@ def _run_tasks(client, prepared: PreparedGrid, progress: bool | None) -> None:
         points[future] = task
         return future
 
+    first = []
     for key, tasks in prepared.tasks.items():
+        if key in prepared.ready:  # every program is in the shared cache: no compile task
+            first += [submit(task) for task in tasks]
+            continue
         future = client.submit(prepare_programs, tasks[0], key=f"aragog-programs-{tag}-{key[:16]}", pure=False)
         preparing[future] = key
+        first.append(future)
     slots = max(_worker_threads(client), 1)
-    pending = as_completed(list(preparing))
+    pending = as_completed(first)
     try:
         bar.set_running(min(len(points), slots))
         for future in pending:

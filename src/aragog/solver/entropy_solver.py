@@ -188,6 +188,27 @@ class EntropySolver:
         params = (self._params if params is None else params).validate()
         return store_key(self._derive(params)[-1])
 
+    def programs_stored(self, params=None) -> bool:
+        """Whether every program a solve of ``params`` (default: this solver's) needs — the
+        RHS, the Jacobian and the background programs — is in the persistent cache that
+        ``params`` selects (``solver.jax_cache_dir`` as :meth:`reset` resolves it), so that
+        a new process using that cache loads them all without tracing. Reads no entry,
+        traces and compiles nothing, changes no setting; the solver's state is untouched.
+        Always ``False`` for ``compile_mode = "blocks"`` or with the cache off."""
+        from aragog._jax import jax
+        from aragog.csdl.compiling import ExecutableStore
+        from aragog.solver.cache import EXECUTABLES, resolve_cache_dir
+
+        params = (self._params if params is None else params).validate()
+        mode, options, _, inputs, key = self._derive(params)
+        directory = resolve_cache_dir(params.solver.jax_cache_dir,
+                                      jax_dir=jax.config.jax_compilation_cache_dir).directory
+        if mode != "fused" or directory is None or "://" in directory:
+            return False
+        store = ExecutableStore(Path(directory) / EXECUTABLES)
+        pair = fused_programs(options, inputs, store=store_key(key))
+        return all(pair.stored(name, store) for name in ("rhs", "jac", *self._background_programs))
+
     def wait_for_programs(self) -> "EntropySolver":
         """Block until the programs that :meth:`reset` started compiling in the background
         (the diagnostics, which otherwise overlap the first integration) are ready and in

@@ -298,11 +298,12 @@ class JitPair:
         for key in names or tuple(self._programs):
             self._program(key, compile=True)
 
-    def stored(self, name: str) -> bool:
+    def stored(self, name: str, store=None) -> bool:
         """Whether program ``name`` is compiled already or has an entry in the active
-        persistent store (then no tracing is needed to get it)."""
+        persistent store, or in ``store`` (an :class:`aragog.csdl.compiling.ExecutableStore`)
+        when given (then no tracing is needed to get it)."""
         prog = self._program(name, compile=False)
-        return prog.compiled is not None or store_has(self._store_key(name), prog.options)
+        return prog.compiled is not None or store_has(self._store_key(name), prog.options, store)
 
     def prepare(self, *names: str) -> None:
         """Look the named programs up in the store, or trace and lower them, now in this
