@@ -319,3 +319,26 @@ def test_grid_on_real_slurm_jobs(tmp_path, slurm_available):
     assert summary["programs"]["compiled"] >= 1 and summary["programs"]["loaded"] == 0  # one worker
     assert all("(slurm job " in r.worker for r in GridFolder(out).records().values())
     assert (out / "grid.nc").is_file()
+
+
+def test_progress_plain_lines_and_summary_table():
+    """Off a terminal the progress is plain lines (counts and ETA), one per interval and
+    one at the end; the summary table lists counts, programs and failures."""
+    import io
+
+    from aragog.grid.progress import GridProgress, summary_table
+
+    stream = io.StringIO()
+    bar = GridProgress(3, stream=stream, every=3600.0)
+    bar.set_running(2)
+    bar.point_finished(True)
+    bar.point_finished(False)
+    assert stream.getvalue() == ""  # within the interval: quiet
+    bar.point_finished(True)
+    bar.close()
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("3/3 points: 2 done, 1 failed, 2 running;") and "ETA 0 s" in lines[0]
+    table = summary_table({"points": 3, "done": 2, "failed": 1, "pending": 0,
+                           "programs": {"compiled": 3, "loaded": 0, "reused": 6},
+                           "failures": [{"id": "p00001", "values": {"a.b": 1}, "message": "CVODE: boom"}]})
+    assert "3 compiled, 0 loaded, 6 reused" in table and "failed p00001 (a.b=1): CVODE: boom" in table
