@@ -25,8 +25,9 @@ Figures (from the points' manifest records and the driver's clock):
   of point walls) / points, which includes waiting for the one cold compile;
 - grid wall (submission to last record, cluster start excluded and shown apart) against
   ``sum(integration walls, compile excluded) / workers + one cold compile`` (target <= 1.2x);
-- C: the first point's wall beyond its integration (programs loaded, tables, mesh, initial
-  state, writing; target <= 1 s).
+- the first point: from submission to its end, and that less its integration (worker
+  start, programs compiled or loaded, tables, mesh, initial state, output, writing; for C
+  the target is <= 1 s).
 
 Prints a table, writes JSON with ``--json``. For humans, not CI (minutes of runs).
 """
@@ -77,7 +78,7 @@ def run_one(name: str, spec: dict, out: Path, cache: Path, workers: int) -> dict
     cold_compile = max(comp) if comp else 0.0
     ideal = sum(net_integ) / workers + cold_compile
     summary = GridFolder(out).summary()
-    first = min(recs, key=lambda r: r.index)
+    first = min(recs, key=lambda r: r.ended)  # the first point to end
     row = {
         "grid": name, "points": len(recs), "done": summary["done"], "failed": summary["failed"],
         "static_keys": len({r.static_key for r in recs}), "programs": summary["programs"],
@@ -86,9 +87,12 @@ def run_one(name: str, spec: dict, out: Path, cache: Path, workers: int) -> dict
         "compile_s_max": cold_compile, "worker_overhead_median_ms": 1e3 * statistics.median(worker_overhead),
         "scheduling_overhead_ms": 1e3 * max(wall * workers - sum(walls), 0.0) / len(recs),
         "ideal_wall_s": ideal, "wall_ratio": wall / ideal if ideal > 0 else float("nan"),
-        "first_point_beyond_integration_s": first.wall_seconds - max(first.integration_seconds - first.compile_seconds, 0.0),
+        # submission to the first point's end, less its integration: worker start, programs
+        # (compile or load), tables, mesh, initial state, output and writing
+        "first_point_beyond_integration_s": first.ended - t_submit - first.integration_seconds,
         "first_point_compile": first.compile,
     }
+    row["first_point_wall_s"] = first.ended - t_submit
     # the time a worker spent between the end of one point and the start of its next
     gaps = []
     for w in {r.worker for r in recs}:
@@ -126,7 +130,8 @@ def print_table(rows: list[dict], workers: int) -> None:
         ("last point ended before run_grid returned", lambda r: f"{r['last_end_before_return_s']:.2f} s"),
         ("idle slot time per point (incl. compile)", lambda r: f"{r['scheduling_overhead_ms']:.0f} ms"),
         ("scheduling + writing (target <= 50 ms)", lambda r: f"{r['overhead_per_point_ms']:.0f} ms"),
-        ("first point beyond its integration", lambda r: f"{r['first_point_beyond_integration_s']:.2f} s"),
+        ("first point done after submission", lambda r: f"{r['first_point_wall_s']:.2f} s"),
+        ("  less its integration", lambda r: f"{r['first_point_beyond_integration_s']:.2f} s"),
     ]
     width = max(len(f) for f, _ in fields)
     print(f"{'':<{width}}  " + "  ".join(f"{r['grid']:>14}" for r in rows))
@@ -161,7 +166,7 @@ def main(argv=None) -> int:
     warm = [r for r in rows if r["grid"].startswith("C")]
     if warm:
         v = warm[0]["first_point_beyond_integration_s"]
-        print(f"  C warm: first point beyond its integration {v:.2f} s "
+        print(f"  C warm: the first point, submission to its end less its integration, {v:.2f} s "
               f"(target <= {TARGETS['warm_first_s']} s: {'met' if v <= TARGETS['warm_first_s'] else 'NOT met'}); "
               f"its programs: {warm[0]['first_point_compile']}")
     if args.json:

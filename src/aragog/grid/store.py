@@ -21,11 +21,11 @@ import dataclasses
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from aragog.errors import ConfigError
+from aragog.io._atomic import atomic_output
 
 __all__ = ["GridFolder", "PointRecord", "write_json_atomically", "STATUSES"]
 
@@ -91,19 +91,8 @@ class PointRecord:
 
 def write_json_atomically(path: Path, data: Any) -> None:
     """Write ``data`` as JSON to ``path`` through a temporary file in the same folder."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as stream:
-            json.dump(data, stream, indent=1, sort_keys=True, allow_nan=True)
-            stream.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_output(path, "grid record") as tmp:
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True, allow_nan=True) + "\n")
 
 
 class GridFolder:

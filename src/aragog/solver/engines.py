@@ -71,3 +71,70 @@ def store_key(key: tuple) -> str:
     key of :class:`aragog.csdl.compiling.ExecutableStore` entries (the store adds the
     JAX installation and device)."""
     return hashlib.sha256(repr(key).encode()).hexdigest() + "-" + code_identity()
+
+
+def solver_stats(pair, baseline: dict | None, calls: dict, initial: dict) -> dict:
+    """``EntropySolver.jit_stats``: per program ("rhs", "jac", "diagnostics",
+    "melt_fraction", "powers", "initial"; with compile_mode "blocks" also "block:structure",
+    "block:thermal", "block:diagnostics", "block:vjp(structure)", "block:vjp(thermal)"):
+
+    - ``traces``, ``compiles`` (XLA compilations), ``loads`` (executables loaded from the
+      persistent compilation cache), ``trace_seconds`` (tracing + lowering) and
+      ``compile_seconds`` (compiling or loading): what *this solver* caused (``baseline``:
+      the shared programs' counters when this solver took them);
+    - ``source``: where the program in use came from: ``"compiled"``, ``"disk"``
+      (persistent cache), ``"memory"`` (compiled earlier in this process, by another solver
+      with the same static key) or ``"none"`` (not built yet); "initial" (the EOS inversion
+      of ``entropy_at``) is computed in NumPy, never compiled: ``"numpy"`` once called;
+    - ``calls``, ``call_seconds``: this solver's calls (``calls``: its ProgramStats per
+      program; for blocks: direct calls of the block by every solver of the process).
+
+    For "blocks", the four programs' counters cover their glue programs only; the blocks
+    are reported on their own entries."""
+    stats: dict = {}
+    if pair is not None:
+        base = baseline or {}
+        for name, cs in compile_stats(pair).items():
+            entry = dict(cs)
+            b = base.get(name)
+            if b is not None and b["compiles"] + b["loads"] + b["traces"] > 0:
+                for k in ("traces", "compiles", "loads", "trace_seconds", "compile_seconds"):
+                    entry[k] = cs[k] - b[k]
+                if entry["compiles"] + entry["loads"] == 0:
+                    entry["source"] = "memory"
+            mine = calls.get(name)
+            entry["calls"] = mine.calls if mine else 0
+            entry["call_seconds"] = mine.call_seconds if mine else 0.0
+            if name.startswith("block:"):
+                entry["calls"] = pair.blocks()[name[6:]].direct_calls
+            stats[name] = entry
+    stats["initial"] = dict(initial)
+    return stats
+
+
+def log_new_compiles(stats: dict, logged: dict, logger) -> None:
+    """Log each program of ``stats`` (:func:`solver_stats`) compiled or loaded since the
+    counts in ``logged`` (updated), nothing for programs that were reused."""
+    for name, s in stats.items():
+        done = s["compiles"] + s["loads"]
+        if done > logged.get(name, 0):
+            how = "loaded from the persistent compilation cache" if s["source"] == "disk" else "compiled"
+            logger.info("%s %s: trace+lower %.2f s, %s %.2f s", name, how, s["trace_seconds"],
+                        "load" if s["source"] == "disk" else "compile", s["compile_seconds"])
+            logged[name] = done
+
+
+def programs_in_cache(pair, names, configured_dir) -> bool:
+    """Whether every program ``names`` of the (lazy, untraced) ``pair`` has an entry in
+    aragog's store of the cache directory that ``configured_dir`` (``solver.jax_cache_dir``)
+    resolves to; reads no entry and activates nothing. ``False`` with the cache off or
+    remote."""
+    from aragog._jax import jax
+    from aragog.csdl.compiling import ExecutableStore
+    from aragog.solver.cache import EXECUTABLES, resolve_cache_dir
+
+    directory = resolve_cache_dir(configured_dir, jax_dir=jax.config.jax_compilation_cache_dir).directory
+    if directory is None or "://" in directory:
+        return False
+    store = ExecutableStore(Path(directory) / EXECUTABLES)
+    return all(pair.stored(name, store) for name in names)

@@ -27,11 +27,13 @@ from aragog.solver.backends import integrate
 from aragog.solver.blocks import BlockPrograms
 from aragog.solver.budget import EnergyBook
 from aragog.solver.cache import configure_compilation_cache
-from aragog.solver.engines import compile_stats, shared_programs, store_key
+from aragog.solver.engines import (compile_stats, log_new_compiles, programs_in_cache, shared_programs,
+                                   solver_stats, store_key)
 from aragog.solver.inversion import entropy_of_temperature
 from aragog.solver.jitpair import JitPair, ProgramStats
 from aragog.solver.programs import fused_programs, start_compiles
 from aragog.solver.output import SolverOutput
+from aragog.solver.problems import NoJacobian, WallClockLimit
 from aragog.solver.results import output_fields, run_history
 from aragog.solver.step_caps import step_cap_event
 
@@ -195,19 +197,12 @@ class EntropySolver:
         a new process using that cache loads them all without tracing. Reads no entry,
         traces and compiles nothing, changes no setting; the solver's state is untouched.
         Always ``False`` for ``compile_mode = "blocks"`` or with the cache off."""
-        from aragog._jax import jax
-        from aragog.csdl.compiling import ExecutableStore
-        from aragog.solver.cache import EXECUTABLES, resolve_cache_dir
-
         params = (self._params if params is None else params).validate()
         mode, options, _, inputs, key = self._derive(params)
-        directory = resolve_cache_dir(params.solver.jax_cache_dir,
-                                      jax_dir=jax.config.jax_compilation_cache_dir).directory
-        if mode != "fused" or directory is None or "://" in directory:
+        if mode != "fused":
             return False
-        store = ExecutableStore(Path(directory) / EXECUTABLES)
         pair = fused_programs(options, inputs, store=store_key(key))
-        return all(pair.stored(name, store) for name in ("rhs", "jac", *self._background_programs))
+        return programs_in_cache(pair, ("rhs", "jac", *self._background_programs), params.solver.jax_cache_dir)
 
     def wait_for_programs(self) -> "EntropySolver":
         """Block until the programs that :meth:`reset` started compiling in the background
@@ -366,10 +361,10 @@ class EntropySolver:
         bound = self._bound
         problem = bound
         if sp.jacobian == "fd":
-            problem = _NoJacobian(bound)
+            problem = NoJacobian(bound)
         limit = float(sp.wall_time_limit)
         if limit > 0.0:
-            problem = _WallClockLimit(problem, wall0 + limit)
+            problem = WallClockLimit(problem, wall0 + limit)
         event = step_cap_event(self._params.energy, bound, self._split, t0, y0)
         method = _METHODS[sp.method]
         if t1 <= t0:
@@ -481,53 +476,14 @@ class EntropySolver:
 
     @property
     def jit_stats(self) -> dict:
-        """Per program ("rhs", "jac", "diagnostics", "melt_fraction", "initial"; with
-        compile_mode "blocks" also "block:structure", "block:thermal",
-        "block:diagnostics", "block:vjp(structure)", "block:vjp(thermal)"):
-
-        - ``traces``, ``compiles`` (XLA compilations), ``loads`` (executables loaded from
-          the persistent compilation cache), ``trace_seconds`` (tracing + lowering) and
-          ``compile_seconds`` (compiling or loading): what *this solver* caused;
-        - ``source``: where the program in use came from: ``"compiled"``, ``"disk"``
-          (persistent cache), ``"memory"`` (compiled earlier in this process, by another
-          solver with the same static key) or ``"none"`` (not built yet); "initial" (the
-          EOS inversion of :meth:`entropy_at`) is computed in NumPy, never compiled:
-          ``"numpy"`` once called;
-        - ``calls``, ``call_seconds``: this solver's calls (for blocks: direct calls of
-          the block by every solver of the process, no time).
-
-        For "blocks", the four programs' counters cover their glue programs only; the
-        blocks are reported on their own entries."""
-        stats: dict = {}
-        if self._pair is not None:
-            base = self._baseline or {}
-            for name, cs in compile_stats(self._pair).items():
-                entry = dict(cs)
-                b = base.get(name)
-                if b is not None and b["compiles"] + b["loads"] + b["traces"] > 0:
-                    for k in ("traces", "compiles", "loads", "trace_seconds", "compile_seconds"):
-                        entry[k] = cs[k] - b[k]
-                    if entry["compiles"] + entry["loads"] == 0:
-                        entry["source"] = "memory"
-                calls = self._calls.get(name)
-                entry["calls"] = calls.calls if calls else 0
-                entry["call_seconds"] = calls.call_seconds if calls else 0.0
-                if name.startswith("block:"):
-                    entry["calls"] = self._pair.blocks()[name[6:]].direct_calls
-                stats[name] = entry
-        stats["initial"] = dict(self._initial_stats)
-        return stats
+        """Per program: traces, compiles, loads and their seconds caused by this solver, the
+        program's source ("compiled", "disk", "memory", "none"; "numpy" for "initial"),
+        and this solver's calls (:func:`aragog.solver.engines.solver_stats`)."""
+        return solver_stats(self._pair, self._baseline, self._calls, self._initial_stats)
 
     def _log_compiles(self) -> None:
-        """Log each program compiled or loaded since the last report (from the counters:
-        nothing is logged for programs that were reused)."""
-        for name, s in self.jit_stats.items():
-            done = s["compiles"] + s["loads"]
-            if done > self._logged.get(name, 0):
-                how = "loaded from the persistent compilation cache" if s["source"] == "disk" else "compiled"
-                logger.info("%s %s: trace+lower %.2f s, %s %.2f s", name, how, s["trace_seconds"],
-                            "load" if s["source"] == "disk" else "compile", s["compile_seconds"])
-                self._logged[name] = done
+        """Log each program compiled or loaded since the last report."""
+        log_new_compiles(self.jit_stats, self._logged, logger)
 
     def history(self):
         """The run so far as an :class:`aragog.io.RunHistory`: every output time of the latest
@@ -553,46 +509,3 @@ def _is_upstream_parameters(params) -> bool:
     from aragog.parser import Parameters as UpstreamParameters
 
     return isinstance(params, UpstreamParameters)
-
-
-class WallTimeLimitReached(AragogError, RuntimeError):
-    """Raised by a callback past ``solver.wall_time_limit``: the integrator treats it as a
-    failed call and stops; :meth:`EntropySolver.solve` then reports the limit."""
-
-
-class _WallClockLimit:
-    """A problem whose callbacks fail once ``time.perf_counter()`` passes ``deadline`` [s],
-    so that a solve stops within a few callback calls of its wall-clock limit (the
-    integrators stop after repeated failures). ``expired_at``: the model time [yr] of the
-    first refused call, or ``None``."""
-
-    def __init__(self, problem, deadline: float):
-        self.n, self.ml, self.mu = problem.n, problem.ml, problem.mu
-        self.jac_layout = getattr(problem, "jac_layout", "band")
-        self._problem, self._deadline = problem, deadline
-        self.expired_at: float | None = None
-        self.jac_into = None if problem.jac_into is None else self._jac_into
-
-    def _check(self, t) -> None:
-        if time.perf_counter() > self._deadline:
-            if self.expired_at is None:
-                self.expired_at = float(t)
-            raise WallTimeLimitReached("solver.wall_time_limit reached")
-
-    def rhs_into(self, t, y, out) -> None:
-        self._check(t)
-        self._problem.rhs_into(t, y, out)
-
-    def _jac_into(self, t, y, out) -> None:
-        self._check(t)
-        self._problem.jac_into(t, y, out)
-
-
-class _NoJacobian:
-    """A problem without an analytic Jacobian (``solver.jacobian = "fd"``): the integrator
-    builds it by finite differences."""
-
-    def __init__(self, bound):
-        self.n, self.ml, self.mu = bound.n, bound.ml, bound.mu
-        self.rhs_into = bound.rhs_into
-        self.jac_into = None
