@@ -146,7 +146,9 @@ class PreloadSolver(WorkerPlugin):
     def setup(self, worker: distributed.Worker) -> None:
         import importlib
 
-        importlib.import_module("aragog.grid.worker")
+        for module in ("aragog.grid.worker", "aragog.solver.entropy_solver", "aragog.io.netcdf",
+                       "aragog.solver.inversion"):
+            importlib.import_module(module)
         from aragog._jax import jax
 
         jax.devices()

@@ -21,11 +21,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.interpolate import PchipInterpolator, PPoly
 
 from aragog.errors import StructureError
+
+if TYPE_CHECKING:  # scipy.interpolate is imported where a structure file is used: it
+    # costs ~0.8 s, which every aragog process (a CLI run, a grid worker) would pay
+    from scipy.interpolate import PchipInterpolator, PPoly
 
 __all__ = ["StructureProfile", "read_structure_file", "write_structure_file"]
 
@@ -120,6 +124,8 @@ def write_structure_file(path: str | os.PathLike, r, pressure, density, gravity)
 
 def _mass_antiderivative(rho: PchipInterpolator) -> PPoly:
     """Antiderivative of 4π r² ρ̃(r) as a PPoly (zero at the first breakpoint)."""
+    from scipy.interpolate import PPoly
+
     x = rho.x[:-1]  # left end of each interval
     c = rho.c  # (4, m): descending powers of t = r - x_k
     # (x_k + t)² = t² + 2 x_k t + x_k² -> descending coefficients (1, 2x_k, x_k²).
@@ -156,6 +162,8 @@ class StructureProfile:
     _mass: PPoly = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        from scipy.interpolate import PchipInterpolator
+
         r = np.asarray(self.radius, dtype=np.float64)
         object.__setattr__(self, "_p", PchipInterpolator(r, self.pressure_table))
         object.__setattr__(self, "_rho", PchipInterpolator(r, self.density_table))
