@@ -181,6 +181,26 @@ def test_grid_runs_every_point_and_compiles_each_program_once(finished_grid):
     assert ds["T_magma"].dims[:2] == ("emissivity", "surface_temperature")
 
 
+def test_collected_grid_puts_each_point_at_its_axis_values(tmp_path, client):
+    """Axes named out of alphabetical order keep the grid file's order (first slowest) in
+    grid.json and grid.nc, and the value at each coordinate is that point's own run."""
+    from aragog.grid.runner import run_grid
+    from aragog.io import read_netcdf
+
+    path = _grid(tmp_path, {"mesh.outer_radius": [6.0e6, 6.371e6],
+                            "initial_condition.surface_temperature": [3800.0, 3900.0, 4000.0]},
+                 extra_set={"solver.end_time": 5.0})
+    ds = run_grid(path, client, out=tmp_path / "out", cache_dir=tmp_path / "cache", progress=False)
+    assert ds["T_magma"].dims == ("outer_radius", "surface_temperature", "time")
+    assert list(json.loads((tmp_path / "out" / "grid.json").read_text())["axes"]) == [
+        "mesh.outer_radius", "initial_condition.surface_temperature"]
+    folder = GridFolder(tmp_path / "out")
+    for rec in folder.records().values():
+        here = ds["T_magma"].sel(outer_radius=rec.values["mesh.outer_radius"],
+                                 surface_temperature=rec.values["initial_condition.surface_temperature"])
+        np.testing.assert_array_equal(here.values, read_netcdf(folder.netcdf(rec.id)).scalars["T_magma"])
+
+
 def test_grid_point_equals_a_standalone_run(finished_grid):
     """A point run in a worker (a reused solver, loaded programs) gives the same series as
     a fresh solver in this process, to the last bit."""

@@ -157,6 +157,12 @@ def _grid_layout(grid: dict[str, Any], where: Path) -> tuple[list[str], tuple[in
     shape = tuple(len(v) for v in axes.values())
     if int(np.prod(shape)) != len(points):
         raise ConfigError(f"{where}: {len(points)} points for a product grid of shape {shape}")
+    for point in points:  # the layout: point i sits at unravel_index(i, shape), axes in order
+        cell = np.unravel_index(int(point["index"]), shape) if shape else ()
+        expected = {k: v[i] for (k, v), i in zip(axes.items(), cell)}
+        if dict(point.get("values", {})) != expected:
+            raise ConfigError(f"{where}: point {point['index']} has values {point.get('values')}, not "
+                              f"{expected}: the axes are not listed in the grid's order")
     return list(axes), shape, mode
 
 

@@ -87,6 +87,7 @@ def _cmd_run(args) -> int:
     if args.workers is not None and (args.workers < 1 or args.slurm or args.scheduler):
         raise ConfigError("--workers N (N >= 1) is for the local cluster only")
     slurm = _slurm_options(args) if args.slurm else None
+    _quiet_dask(args.verbose)
     t0 = time.perf_counter()
     try:
         run_grid(args.grid, out=args.out, resume=args.resume, force=args.force,
@@ -99,8 +100,23 @@ def _cmd_run(args) -> int:
     from aragog.grid.store import GridFolder
     from aragog.grid.runner import grid_folder
 
-    summary = GridFolder(grid_folder(args.grid, args.out)).summary()
+    folder = GridFolder(grid_folder(args.grid, args.out))
+    if not args.no_collect:
+        print(f"wrote {folder.root / 'grid.nc'}")
+    summary = folder.summary()
     return 0 if summary["failed"] == 0 and summary["pending"] == 0 else 1
+
+
+def _quiet_dask(verbose: int) -> None:
+    """Dask logs every scheduler, nanny and worker event at INFO: show them with -vv only
+    (the progress bar and the summary say what a user needs)."""
+    import importlib
+    import logging
+
+    importlib.import_module("distributed")  # its import sets its loggers' levels: ours come after
+    level = logging.DEBUG if verbose >= 2 else logging.WARNING
+    for name in ("distributed", "dask_jobqueue", "tornado"):
+        logging.getLogger(name).setLevel(level)
 
 
 def _cmd_status(args) -> int:

@@ -52,7 +52,10 @@ class GridProgress:
         self.running = int(n)
         self._refresh()
 
-    def point_finished(self, ok: bool) -> None:
+    def point_finished(self, ok: bool, running: int | None = None) -> None:
+        """Count one point (``ok``: done, else failed); ``running``: points running now."""
+        if running is not None:
+            self.running = int(running)
         if ok:
             self.done += 1
         else:

@@ -265,10 +265,10 @@ def _run_tasks(client, prepared: PreparedGrid, progress: bool | None) -> None:
                 _programs_ready(future, key)
                 for task in prepared.tasks[key]:
                     pending.add(submit(task))
+                bar.set_running(min(len(points), slots))
             else:
                 task = points.pop(future)
-                bar.point_finished(_finish(future, task, prepared.folder))
-            bar.set_running(min(len(points), slots))
+                bar.point_finished(_finish(future, task, prepared.folder), min(len(points), slots))
     except BaseException:
         client.cancel(list(points) + list(preparing))
         raise

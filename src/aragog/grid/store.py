@@ -90,9 +90,10 @@ class PointRecord:
 
 
 def write_json_atomically(path: Path, data: Any) -> None:
-    """Write ``data`` as JSON to ``path`` through a temporary file in the same folder."""
+    """Write ``data`` as JSON to ``path`` through a temporary file in the same folder. Keys
+    keep their order: the order of a grid's axes is its layout (the first varies slowest)."""
     with atomic_output(path, "grid record") as tmp:
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True, allow_nan=True) + "\n")
+        tmp.write_text(json.dumps(data, indent=1, allow_nan=True) + "\n")
 
 
 class GridFolder:
