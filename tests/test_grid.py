@@ -147,9 +147,10 @@ def test_output_folder_of_another_grid_is_refused(tmp_path):
 # ----------------------------------------------------------------------------- real runs
 @pytest.fixture(scope="module")
 def client():
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+    """The CLI's own local cluster: two pinned one-thread workers on 127.0.0.1."""
+    from aragog.grid.cluster import open_client
+
+    with open_client(n_workers=2) as c:
         yield c
 
 
