@@ -23,3 +23,10 @@ class EOSError(AragogError, ValueError):
 
 class StructureError(AragogError, ValueError):
     """The planet structure (mesh, structure file) is inconsistent."""
+
+
+def describe(exc: BaseException) -> str:
+    """``"TypeName: first line of the message"`` (the type alone for an empty message): one
+    line for a record, a log or a failure message."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text and text[0] else type(exc).__name__

@@ -26,7 +26,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from aragog.errors import ConfigError
+from aragog.errors import ConfigError, describe
 from aragog.grid.progress import GridProgress, summary_table
 from aragog.grid.spec import GridSpec, load_grid, point_parameters, spec_differences
 from aragog.grid.store import GridFolder, PointRecord
@@ -303,11 +303,10 @@ def _finish(future, task: PointTask, folder: GridFolder) -> bool:
     try:
         record = future.result()
     except Exception as exc:  # noqa: BLE001 - KilledWorker, a lost scheduler, ...
-        name = type(exc).__name__
-        why = ("its worker died twice while running it (killed, or out of memory?)"
-               if name == "KilledWorker" else f"{name}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}")
+        killed = type(exc).__name__ == "KilledWorker"
+        why = "its worker died twice while running it (killed, or out of memory?)" if killed else describe(exc)
         rec = PointRecord(index=task.index, id=task.id, values=dict(task.values), status="failed",
-                          message=why, static_key=task.static_key, attempts=2 if name == "KilledWorker" else 1)
+                          message=why, static_key=task.static_key, attempts=2 if killed else 1)
         folder.write_record(rec)
         return False
     return record.get("status") == "done"

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from aragog.errors import describe
 from aragog.grid.store import GridFolder, PointRecord
 
 __all__ = ["PointTask", "run_point", "prepare_programs", "MAX_SOLVERS"]
@@ -152,11 +153,6 @@ def _worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}" + (f" (slurm job {job})" if job else "")
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text and text[0] else type(exc).__name__
-
-
 def run_point(task: PointTask) -> dict[str, Any]:
     """Run one point and record it; returns its :class:`PointRecord` as a dict."""
     wall0 = time.perf_counter()
@@ -168,7 +164,7 @@ def run_point(task: PointTask) -> dict[str, Any]:
     try:
         _run(task, folder, record)
     except Exception as exc:  # noqa: BLE001 - a failing point is recorded, the grid goes on
-        record.status, record.message = "failed", _one_line(exc)
+        record.status, record.message = "failed", describe(exc)
     record.wall_seconds = time.perf_counter() - wall0
     record.ended = time.time()
     folder.write_record(record)
@@ -177,7 +173,6 @@ def run_point(task: PointTask) -> dict[str, Any]:
 
 def _run(task: PointTask, folder: GridFolder, record: PointRecord) -> None:
     from aragog.config import load_config
-
     from aragog.io import write_netcdf
 
     t0 = time.perf_counter()

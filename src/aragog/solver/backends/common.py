@@ -10,6 +10,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 
+from aragog.errors import describe
 from aragog.solver.jacobian import BandConverter
 
 __all__ = [
@@ -164,11 +165,6 @@ class CallbackFailure(Exception):
         return {"rhs": "rhs_failure", "jac": "jac_failure", "event": "event_failure"}[self.where]
 
 
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text and text[0] else type(exc).__name__
-
-
 class CallbackGuard:
     """Wraps a problem's callbacks: timing, counting, exception capture, non-finite check.
 
@@ -240,7 +236,7 @@ class CallbackGuard:
             self._rhs_into(t, y, out)
         except Exception as exc:  # noqa: BLE001 - any failure of user code is recoverable
             self.seconds["rhs"] += time.perf_counter() - t0
-            return self._fail("rhs", t, _describe(exc), exc)
+            return self._fail("rhs", t, describe(exc), exc)
         self.seconds["rhs"] += time.perf_counter() - t0
         if not math.isfinite(out.sum()) and not np.isfinite(out).all():
             bad = int(np.count_nonzero(~np.isfinite(out)))
@@ -263,7 +259,7 @@ class CallbackGuard:
                     self._conv.to_band_into(tmp, out)
         except Exception as exc:  # noqa: BLE001
             self.seconds["jac"] += time.perf_counter() - t0
-            return self._fail("jac", t, _describe(exc), exc)
+            return self._fail("jac", t, describe(exc), exc)
         self.seconds["jac"] += time.perf_counter() - t0
         if not math.isfinite(out.sum()) and not np.isfinite(out).all():
             bad = int(np.count_nonzero(~np.isfinite(out)))
@@ -278,7 +274,7 @@ class CallbackGuard:
             value = float(self._event(t, y))
         except Exception as exc:  # noqa: BLE001
             self.seconds["event"] += time.perf_counter() - t0
-            self._fail_event(t, _describe(exc), exc)
+            self._fail_event(t, describe(exc), exc)
         self.seconds["event"] += time.perf_counter() - t0
         if not math.isfinite(value):
             self._fail_event(t, f"non-finite value {value!r}")
