@@ -155,14 +155,21 @@ def client():
 
 
 @pytest.fixture(scope="module")
-def finished_grid(tmp_path_factory, client):
-    """A 2 x 2 grid run on two workers with a fresh shared cache (one static key)."""
+def finished_grid(tmp_path_factory):
+    """A 2 x 2 grid run on two new workers with a fresh shared cache (one static key).
+
+    Its own cluster, not the module's ``client``: a worker process keeps the cache
+    directory of the first grid it ran (JAX opens one per process) and the programs it
+    already holds, so on workers that ran another grid of the same key first (the order
+    pytest-xdist deals tests in) nothing would be compiled into this grid's cache."""
+    from aragog.grid.cluster import open_client
     from aragog.grid.runner import run_grid
 
     tmp = tmp_path_factory.mktemp("grid")
     path = _grid(tmp, {"boundary_conditions.emissivity": [0.5, 1.0],
                        "initial_condition.surface_temperature": [3800.0, 4000.0]})
-    ds = run_grid(path, client, out=tmp / "out", cache_dir=tmp / "cache", progress=False)
+    with open_client(n_workers=2) as fresh:
+        ds = run_grid(path, fresh, out=tmp / "out", cache_dir=tmp / "cache", progress=False)
     return path, GridFolder(tmp / "out"), ds
 
 
