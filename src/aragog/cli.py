@@ -1,7 +1,7 @@
 """The ``aragog`` command.
 
 Sub-commands (DESIGN.md): ``run``, ``validate``, ``show-config``, ``eos generate``,
-``eos check``, ``plot``, ``inspect``, ``cache info``, ``cache clear``, ``grid run|status|collect|plot``
+``eos check``, ``eos plot``, ``plot``, ``inspect``, ``cache info``, ``cache clear``, ``grid run|status|collect|plot``
 (:mod:`aragog.grid.commands`).
 User errors (an :class:`~aragog.errors.AragogError`, or an OS error such as a missing or
 unwritable file) print one line, ``aragog: error: ...``, with no traceback, and exit 1;
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import sys
 from pathlib import Path
 
@@ -84,11 +85,21 @@ def _build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eos", help="equation-of-state table sets")
     eos_sub = p.add_subparsers(dest="eos_command", metavar="EOS_COMMAND")
-    g = eos_sub.add_parser("generate", help="write the bundled default table set (SPIDER format) to DIR")
+    g = eos_sub.add_parser("generate", help="write a bundled table set (SPIDER format) to DIR")
     g.add_argument("directory", help="output directory (created if missing)")
-    g.add_argument("--np", dest="n_pressure", type=int, default=None, help="number of pressure points")
-    g.add_argument("--ns", dest="n_entropy", type=int, default=None, help="number of entropy points")
+    g.add_argument("--model", default="default",
+                   help='bundled model: "default" (the toy two-phase model) or "mgsio3" (MgSiO3 from '
+                        "published phase models; docs/eos_tables.md)")
+    g.add_argument("--np", dest="n_pressure", type=int, default=None,
+                   help="number of pressure points (default: 151 for default, 200 for mgsio3)")
+    g.add_argument("--ns", dest="n_entropy", type=int, default=None,
+                   help="number of entropy points per phase (default: 341 for default, 200 for mgsio3)")
+    g.add_argument("--pmax", type=float, default=None, help="top of the pressure axis, GPa (default 150)")
     g.set_defaults(func=_cmd_eos_generate)
+    pl = eos_sub.add_parser("plot", help="draw a table set's phase diagram and property maps (PNG)")
+    pl.add_argument("directory", help="directory of SPIDER-format tables")
+    pl.add_argument("-o", "--output", help="PNG file (default: DIR/eos.png)")
+    pl.set_defaults(func=_cmd_eos_plot)
     c = eos_sub.add_parser("check", help="report a table set's grid, ranges and thermodynamic consistency")
     c.add_argument("directory", help="directory of SPIDER-format tables")
     c.set_defaults(func=_cmd_eos_check)
@@ -199,9 +210,26 @@ def _cmd_eos_generate(args) -> int:
     for name, value in (("--np", args.n_pressure), ("--ns", args.n_entropy)):
         if value is not None and value < 2:
             raise AragogError(f"{name} must be at least 2, got {value}")
+    if args.pmax is not None and not (math.isfinite(args.pmax) and args.pmax > 0):
+        raise AragogError(f"--pmax must be a positive number of GPa, got {args.pmax:g}")
+    if args.model not in eos.BUNDLED_MODELS:
+        raise AragogError(f"--model: unknown bundled model {args.model!r}; available: "
+                          f"{', '.join(sorted(eos.BUNDLED_MODELS))}")
     directory = Path(args.directory)
-    eos.write_default_tables(directory, np_=args.n_pressure, ns=args.n_entropy)
-    print(f"wrote the bundled default table set to {directory}")
+    pmax = None if args.pmax is None else args.pmax * 1e9
+    tables = eos.default_table_set(args.n_pressure, args.n_entropy, model=args.model, pmax=pmax)
+    eos.write_table_set(tables, directory)
+    shape = tables.melt.T.shape
+    print(f"wrote the bundled {args.model!r} table set ({shape[1]} pressures x {shape[0]} entropies per "
+          f"phase, 0-{tables.melt.P[-1] / 1e9:g} GPa) to {directory}")
+    return 0
+
+
+def _cmd_eos_plot(args) -> int:
+    from aragog.io.eos_plot import plot_table_set
+
+    out = plot_table_set(args.directory, args.output)
+    print(f"wrote {out}")
     return 0
 
 

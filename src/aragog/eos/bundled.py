@@ -51,6 +51,9 @@ from pathlib import Path
 import numpy as np
 
 from aragog.errors import EOSError
+from aragog.eos.models.mgsio3 import DEFAULT_NP as MGSIO3_NP
+from aragog.eos.models.mgsio3 import DEFAULT_NS as MGSIO3_NS
+from aragog.eos.models.mgsio3 import MGSIO3
 from aragog.eos.tables import EOSTables, PhaseBoundary, PhaseTable, load_table_set, write_table_set
 
 __all__ = [
@@ -61,6 +64,7 @@ __all__ = [
     "MODEL_VERSION",
     "DEFAULT_NP",
     "DEFAULT_NS",
+    "DEFAULT_SIZES",
     "generate_default_tables",
     "write_default_tables",
     "default_table_set",
@@ -121,8 +125,13 @@ class BundledModel:
 
 DEFAULT_MODEL = BundledModel()
 
-#: Bundled models by the name the config uses (``eos.model``); only "default" so far.
-BUNDLED_MODELS: dict[str, BundledModel] = {"default": DEFAULT_MODEL}
+#: Bundled models by the name the config uses (``eos.model``): "default", the toy model
+#: above, and "mgsio3", the MgSiO3 tables generated from published phase models
+#: (:mod:`aragog.eos.models.mgsio3`).
+BUNDLED_MODELS: dict[str, object] = {"default": DEFAULT_MODEL, "mgsio3": MGSIO3}
+
+#: Default table size per model (pressures, entropies).
+DEFAULT_SIZES = {"default": (DEFAULT_NP, DEFAULT_NS), "mgsio3": (MGSIO3_NP, MGSIO3_NS)}
 
 
 def _check_model(model: str) -> None:
@@ -130,12 +139,23 @@ def _check_model(model: str) -> None:
         raise EOSError(f"unknown bundled EOS model {model!r}; available: {', '.join(sorted(BUNDLED_MODELS))}")
 
 
-def _resolve_size(np_, ns) -> tuple[int, int]:
-    np_ = DEFAULT_NP if np_ is None else int(np_)
-    ns = DEFAULT_NS if ns is None else int(ns)
+def _resolve_size(np_, ns, model: str = "default") -> tuple[int, int]:
+    _check_model(model)
+    np_ = DEFAULT_SIZES[model][0] if np_ is None else int(np_)
+    ns = DEFAULT_SIZES[model][1] if ns is None else int(ns)
     if np_ < 2 or ns < 2:
         raise EOSError(f"the bundled table grid needs at least 2 points per axis, got np={np_}, ns={ns}")
     return np_, ns
+
+
+def _resolve_pmax(pmax, model: str) -> float:
+    """The top of the pressure axis [Pa]: ``pmax``, or the model's own ``P_max``."""
+    if pmax is None:
+        return float(BUNDLED_MODELS[model].P_max)
+    pmax = float(pmax)
+    if not (np.isfinite(pmax) and pmax > 0):
+        raise EOSError(f"the table's top pressure must be a positive number of Pa, got {pmax!r}")
+    return pmax
 
 
 def generate_default_tables(np_: int | None = None, ns: int | None = None,
@@ -161,9 +181,21 @@ def generate_default_tables(np_: int | None = None, ns: int | None = None,
     return EOSTables(phases["melt"], phases["solid"], solidus, liquidus)
 
 
-def write_default_tables(directory, np_: int | None = None, ns: int | None = None) -> Path:
-    """Generate the bundled set and write it as a SPIDER directory (created if missing)."""
-    return write_table_set(generate_default_tables(np_, ns), directory)
+def write_default_tables(directory, np_: int | None = None, ns: int | None = None, model: str = "default",
+                         pmax: float | None = None) -> Path:
+    """Write the bundled set ``model`` (from the cache, generated when missing) as a SPIDER
+    directory (created if missing); ``pmax`` [Pa]: the top of its pressure axis."""
+    return write_table_set(default_table_set(np_, ns, model=model, pmax=pmax), directory)
+
+
+def _generate(model: str, np_: int, ns: int, pmax: float) -> EOSTables:
+    if model == "mgsio3":
+        from aragog.eos.models.generate import generate_tables
+
+        return generate_tables(MGSIO3, np_, ns, pmax)
+    if pmax == DEFAULT_MODEL.P_max:
+        return generate_default_tables(np_, ns)
+    return generate_default_tables(np_, ns, dataclasses.replace(DEFAULT_MODEL, P_max=pmax))
 
 
 # ----------------------------------------------------------------------------- caching
@@ -171,16 +203,36 @@ def write_default_tables(directory, np_: int | None = None, ns: int | None = Non
 _ARRAY_FIELDS = ("P", "S", "T", "rho", "cp", "dTdPs", "alpha")
 
 
-def cache_dir(np_: int | None = None, ns: int | None = None) -> Path:
-    """Disk cache directory of the bundled set of this size (may not exist)."""
-    np_, ns = _resolve_size(np_, ns)
+def _identity(model: str, pmax: float) -> tuple[str, str]:
+    """(name, version) of the cached set: the toy model's name and version; for "mgsio3"
+    a hash of every parameter (:meth:`~aragog.eos.models.mgsio3.MgSiO3Model.digest`)."""
+    if model == "mgsio3":
+        return "mgsio3", MGSIO3.digest()
+    return MODEL_NAME, MODEL_VERSION
+
+
+def cache_dir(np_: int | None = None, ns: int | None = None, model: str = "default",
+              pmax: float | None = None) -> Path:
+    """Disk cache directory of the bundled set ``model`` of this size and top pressure
+    [Pa] (may not exist)."""
+    np_, ns = _resolve_size(np_, ns, model)
+    pmax = _resolve_pmax(pmax, model)
+    name, version = _identity(model, pmax)
+    top = "" if pmax == BUNDLED_MODELS[model].P_max else f"-{pmax / 1e9:.6g}GPa"
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "aragog" / "eos" / f"{MODEL_NAME}-v{MODEL_VERSION}-{np_}x{ns}"
+    return Path(base) / "aragog" / "eos" / f"{name}-v{version}-{np_}x{ns}{top}"
 
 
-def _meta(np_, ns, tables: EOSTables) -> dict:
-    return {"model": MODEL_NAME, "version": MODEL_VERSION, "np": np_, "ns": ns,
-            "sha256": tables.identity().digest}
+def _expected(model: str, np_, ns, pmax) -> dict:
+    name, version = _identity(model, pmax)
+    expected = {"model": name, "version": version, "np": np_, "ns": ns}
+    if model != "default" or pmax != DEFAULT_MODEL.P_max:  # (caches of the toy at 150 GPa predate the key)
+        expected["pmax"] = pmax
+    return expected
+
+
+def _meta(model: str, np_, ns, pmax, tables: EOSTables) -> dict:
+    return {**_expected(model, np_, ns, pmax), "sha256": tables.identity().digest}
 
 
 def _save_npz(path: Path, tables: EOSTables) -> None:
@@ -204,7 +256,7 @@ def _load_npz(path: Path) -> EOSTables:
     return EOSTables(ph["melt"], ph["solid"], bd["solidus"], bd["liquidus"])
 
 
-def _read_cache(d: Path, np_, ns, warn: bool = True) -> EOSTables | None:
+def _read_cache(d: Path, np_, ns, warn: bool = True, model: str = "default", pmax=None) -> EOSTables | None:
     """The cached set, or None when absent; a stale/corrupt cache logs a warning."""
     meta_path = d / "MODEL.json"
     if not meta_path.is_file():
@@ -212,7 +264,7 @@ def _read_cache(d: Path, np_, ns, warn: bool = True) -> EOSTables | None:
     try:
         meta = json.loads(meta_path.read_text())
         tables = _load_npz(d / "arrays.npz")
-        expected = {"model": MODEL_NAME, "version": MODEL_VERSION, "np": np_, "ns": ns}
+        expected = _expected(model, np_, ns, _resolve_pmax(pmax, model))
         if any(meta.get(k) != v for k, v in expected.items()) or meta.get("sha256") != tables.identity().digest:
             raise ValueError("content does not match MODEL.json")
         return tables
@@ -222,16 +274,17 @@ def _read_cache(d: Path, np_, ns, warn: bool = True) -> EOSTables | None:
         return None
 
 
-def _write_cache(d: Path, np_, ns, tables: EOSTables) -> None:
+def _write_cache(d: Path, np_, ns, tables: EOSTables, model: str = "default", pmax=None) -> None:
     """Write the cache directory atomically (build in a temporary sibling, then rename)."""
     d.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{d.name}.", dir=d.parent))
     try:
         write_table_set(tables, tmp)
         _save_npz(tmp / "arrays.npz", tables)
-        (tmp / "MODEL.json").write_text(json.dumps(_meta(np_, ns, tables), indent=1) + "\n")
+        meta = _meta(model, np_, ns, _resolve_pmax(pmax, model), tables)
+        (tmp / "MODEL.json").write_text(json.dumps(meta, indent=1) + "\n")
         if d.exists():
-            if _read_cache(d, np_, ns, warn=False) is not None:  # another process made it meanwhile
+            if _read_cache(d, np_, ns, warn=False, model=model, pmax=pmax) is not None:  # made meanwhile
                 return
             shutil.rmtree(d, ignore_errors=True)  # stale or corrupt: replace it
         try:
@@ -245,14 +298,14 @@ def _write_cache(d: Path, np_, ns, tables: EOSTables) -> None:
 
 
 @functools.lru_cache(maxsize=8)
-def _cached_set(np_: int, ns: int) -> EOSTables:
-    d = cache_dir(np_, ns)
-    tables = _read_cache(d, np_, ns)
+def _cached_set(np_: int, ns: int, model: str = "default", pmax: float | None = None) -> EOSTables:
+    d = cache_dir(np_, ns, model, pmax)
+    tables = _read_cache(d, np_, ns, model=model, pmax=pmax)
     if tables is not None:
         return tables
-    tables = generate_default_tables(np_, ns)
+    tables = _generate(model, np_, ns, _resolve_pmax(pmax, model))
     try:
-        _write_cache(d, np_, ns, tables)
+        _write_cache(d, np_, ns, tables, model, pmax)
     except (OSError, EOSError) as exc:
         log.warning("cannot write the EOS table cache %s (%s); keeping the tables in memory only", d, exc)
         return tables
@@ -260,31 +313,37 @@ def _cached_set(np_: int, ns: int) -> EOSTables:
     # rename, its copy is the one every process sharing the cache uses from now on, and
     # ours may differ from it by an ulp (another CPU's exp/log), giving another table
     # identity, hence another compiled-program key, than every other process.
-    on_disk = _read_cache(d, np_, ns, warn=False)
+    on_disk = _read_cache(d, np_, ns, warn=False, model=model, pmax=pmax)
     return tables if on_disk is None else on_disk
 
 
-def default_table_set(np_: int | None = None, ns: int | None = None, model: str = "default") -> EOSTables:
-    """The bundled set (NumPy leaves), cached in memory and on disk; see the module docstring.
+def default_table_set(np_: int | None = None, ns: int | None = None, model: str = "default",
+                      pmax: float | None = None) -> EOSTables:
+    """The bundled set ``model`` (NumPy leaves), cached in memory and on disk; see the
+    module docstring.
 
-    ``model`` is a key of :data:`BUNDLED_MODELS` (the config's ``eos.model``). Call
-    ``.to_jax()`` on the result once before passing it repeatedly to jitted functions.
+    ``model`` is a key of :data:`BUNDLED_MODELS` (the config's ``eos.model``); ``np_`` x
+    ``ns`` default to the model's :data:`DEFAULT_SIZES`, ``pmax`` [Pa] to its ``P_max``.
+    Call ``.to_jax()`` on the result once before passing it repeatedly to jitted
+    functions.
     """
-    _check_model(model)
-    return _cached_set(*_resolve_size(np_, ns))
+    np_, ns = _resolve_size(np_, ns, model)
+    pmax = None if pmax is None or float(pmax) == BUNDLED_MODELS[model].P_max else _resolve_pmax(pmax, model)
+    return _cached_set(np_, ns, model, pmax)
 
 
-def default_table_dir(np_: int | None = None, ns: int | None = None) -> Path:
-    """Path of the on-disk SPIDER copy of the bundled set (created when missing).
+def default_table_dir(np_: int | None = None, ns: int | None = None, model: str = "default",
+                      pmax: float | None = None) -> Path:
+    """Path of the on-disk SPIDER copy of the bundled set ``model`` (created when missing).
 
     Raises :class:`EOSError` when the cache directory cannot be written.
     """
-    np_, ns = _resolve_size(np_, ns)
-    d = cache_dir(np_, ns)
-    if _read_cache(d, np_, ns) is None:
-        tables = default_table_set(np_, ns)
+    np_, ns = _resolve_size(np_, ns, model)
+    d = cache_dir(np_, ns, model, pmax)
+    if _read_cache(d, np_, ns, model=model, pmax=pmax) is None:
+        tables = default_table_set(np_, ns, model, pmax)
         try:
-            _write_cache(d, np_, ns, tables)
+            _write_cache(d, np_, ns, tables, model, pmax)
         except OSError as exc:
             raise EOSError(f"cannot write the bundled EOS tables to {d}: {exc}") from None
     return d
