@@ -13,6 +13,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from aragog.integrator_names import CONFIG_METHODS
+
 __all__ = [
     "REQUIRED",
     "Key",
@@ -145,7 +147,7 @@ _SOLVER = {
                            "status < 0 and a message saying so, keeping the state it reached (0: no limit)",
                            lo=0.0),
     "output_points": Key("int", 65, "", "times stored per solve", lo=1),
-    "method": Key("str", "cvode", "", "time integrator", choices=("cvode", "bdf", "radau")),
+    "method": Key("str", "cvode", "", "time integrator", choices=CONFIG_METHODS),
     "jacobian": Key("str", "jax", "", "Jacobian: analytic (JAX) or finite differences",
                     choices=("jax", "fd")),
     "jax_cache_dir": Key("str", "", "", "persistent compilation cache directory (empty: $ARAGOG_JAX_CACHE_DIR, "

@@ -23,7 +23,7 @@ import numpy as np
 from aragog import eos, physics, structure
 from aragog.errors import AragogError, ConfigError
 from aragog.solver import inputs as _inputs
-from aragog.solver.backends import integrate
+from aragog.solver.backends import METHODS, integrate
 from aragog.solver.blocks import BlockPrograms
 from aragog.solver.budget import EnergyBook
 from aragog.solver.cache import configure_compilation_cache
@@ -38,8 +38,6 @@ from aragog.solver.results import output_fields, run_history
 from aragog.solver.step_caps import step_cap_event
 
 logger = logging.getLogger("aragog.solver")
-
-_METHODS = {"cvode": "cvode", "bdf": "scipy-bdf", "radau": "scipy-radau"}
 
 
 class SolverStateError(AragogError, RuntimeError):
@@ -366,7 +364,7 @@ class EntropySolver:
         if limit > 0.0:
             problem = WallClockLimit(problem, wall0 + limit)
         event = step_cap_event(self._params.energy, bound, self._split, t0, y0)
-        method = _METHODS[sp.method]
+        method = METHODS[sp.method]
         if t1 <= t0:
             result = None
             t_out, y_out = np.array([t0]), y0[None, :]
@@ -461,7 +459,7 @@ class EntropySolver:
             dt_actual=float(last["t_final"] - last["t0"]),
             **output_fields(d, self._inputs, self._options),
             nfev=res.nfev if res else 0, njev=res.njev if res else 0, nsteps=res.nsteps if res else 0,
-            integrator=res.integrator if res else _METHODS[self._params.solver.method],
+            integrator=res.integrator if res else METHODS[self._params.solver.method],
             wall_seconds=float(last["wall"]), **energy,
         )
 
@@ -494,7 +492,7 @@ class EntropySolver:
             raise SolverStateError("nothing to write: call solve() first")
         last = self._last or {}
         res = last.get("result")
-        integrator = res.integrator if res else _METHODS[self._params.solver.method]
+        integrator = res.integrator if res else METHODS[self._params.solver.method]
         return run_history(self._records, lambda inp: self._pair.bind(inp, self._calls), self._options,
                            self._energy, self._params, last, integrator)
 

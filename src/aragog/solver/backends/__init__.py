@@ -21,7 +21,9 @@ import warnings
 
 import numpy as np
 
+from aragog.integrator_names import INTEGRATORS
 from aragog.solver.backends.common import (
+    Backend,
     CallbackFailure,
     CallbackGuard,
     IntegrationResult,
@@ -35,7 +37,9 @@ __all__ = [
     "IntegrationResult",
     "OdeProblem",
     "OdeProblemLike",
+    "Backend",
     "IntegratorFallbackWarning",
+    "BACKENDS",
     "METHODS",
     "CallbackGuard",
     "CallbackFailure",
@@ -43,14 +47,54 @@ __all__ = [
 
 logger = logging.getLogger("aragog.solver.backends")
 
-#: accepted ``method`` names -> canonical integrator name
-METHODS = {
-    "cvode": "cvode",
-    "scipy-bdf": "scipy-bdf",
-    "bdf": "scipy-bdf",
-    "scipy-radau": "scipy-radau",
-    "radau": "scipy-radau",
+
+def _cvode(problem, t_eval, y0, *, rtol, atol, max_steps, event, linsolver, first_step, max_step,
+           nonlin_conv_coef, warm) -> IntegrationResult:
+    from aragog.solver.backends.cvode import integrate_cvode
+
+    extra = {} if nonlin_conv_coef is None else {"nonlin_conv_coef": float(nonlin_conv_coef)}
+    return integrate_cvode(
+        problem, t_eval, y0, rtol=rtol, atol=atol, max_steps=max_steps, event=event,
+        linsolver=linsolver, first_step=first_step, max_step=max_step, warm=warm, **extra,
+    )
+
+
+def _scipy(name: str) -> Backend:
+    def run(problem, t_eval, y0, *, rtol, atol, max_steps, event, linsolver, first_step, max_step,
+            nonlin_conv_coef, warm) -> IntegrationResult:
+        # scipy imports on first use, so that importing this package stays light
+        from aragog.solver.backends.scipy_ivp import integrate_scipy
+
+        return integrate_scipy(
+            problem, t_eval, y0, method=name, rtol=rtol, atol=atol, max_steps=max_steps,
+            event=event, first_step=first_step, max_step=max_step,
+        )
+
+    run.__name__ = run.__qualname__ = "integrate_" + name.replace("-", "_")
+    return run
+
+
+#: back end name -> the back end (a :class:`Backend`): the one registry. Its names and
+#: their order are :data:`aragog.integrator_names.INTEGRATORS` (NumPy-free, so that the
+#: configuration's ``solver.method`` choices come from there without importing the solver).
+BACKENDS: dict[str, Backend] = {
+    "cvode": _cvode,
+    "scipy-bdf": _scipy("scipy-bdf"),
+    "scipy-radau": _scipy("scipy-radau"),
 }
+if list(BACKENDS) != list(INTEGRATORS):  # pragma: no cover - a back end added to one table only
+    raise ImportError(
+        f"aragog.solver.backends.BACKENDS {list(BACKENDS)} and "
+        f"aragog.integrator_names.INTEGRATORS {list(INTEGRATORS)} must name the same back ends"
+    )
+
+#: accepted ``method`` names -> canonical integrator name (each back end's name, then its
+#: short name from :data:`aragog.integrator_names.INTEGRATORS`)
+METHODS: dict[str, str] = {}
+for _name, _short in INTEGRATORS.items():
+    METHODS[_name] = _name
+    METHODS[_short] = _name
+del _name, _short
 
 
 class IntegratorFallbackWarning(RuntimeWarning):
@@ -149,17 +193,8 @@ def integrate(
         logger.warning(text)
         name = fallback
 
-    if name == "cvode":
-        from aragog.solver.backends.cvode import integrate_cvode
-
-        extra = {} if nonlin_conv_coef is None else {"nonlin_conv_coef": float(nonlin_conv_coef)}
-        return integrate_cvode(
-            problem, t_eval, y0, rtol=rtol, atol=atol, max_steps=max_steps, event=event,
-            linsolver=linsolver, first_step=first_step, max_step=max_step, warm=warm, **extra,
-        )
-    from aragog.solver.backends.scipy_ivp import integrate_scipy
-
-    return integrate_scipy(
-        problem, t_eval, y0, method=name, rtol=rtol, atol=atol, max_steps=max_steps,
-        event=event, first_step=first_step, max_step=max_step,
+    return BACKENDS[name](
+        problem, t_eval, y0, rtol=rtol, atol=atol, max_steps=max_steps, event=event,
+        linsolver=linsolver, first_step=first_step, max_step=max_step,
+        nonlin_conv_coef=nonlin_conv_coef, warm=warm,
     )

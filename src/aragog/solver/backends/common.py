@@ -11,11 +11,12 @@ from typing import Any, Callable, Protocol, runtime_checkable
 import numpy as np
 
 from aragog.errors import describe
-from aragog.solver.jacobian import BandConverter
+from aragog.solver.backends.band import BandConverter
 
 __all__ = [
     "OdeProblem",
     "OdeProblemLike",
+    "Backend",
     "IntegrationResult",
     "CallbackGuard",
     "CallbackFailure",
@@ -43,6 +44,34 @@ class OdeProblemLike(Protocol):
     def rhs_into(self, t: float, y: np.ndarray, out: np.ndarray) -> None: ...
 
     def jac_into(self, t: float, y: np.ndarray, out: np.ndarray) -> None: ...
+
+
+class Backend(Protocol):
+    """One integrator back end, as :data:`aragog.solver.backends.BACKENDS` holds it.
+
+    :func:`aragog.solver.backends.integrate` checks the arguments, resolves the method name
+    and the CVODE fallback, then calls the back end with every option as a keyword; a back
+    end ignores the options it has no use for (the scipy back ends: ``linsolver``,
+    ``nonlin_conv_coef``, ``warm``) and returns an :class:`IntegrationResult` whose
+    ``integrator`` is its name in ``BACKENDS``.
+    """
+
+    def __call__(
+        self,
+        problem: OdeProblemLike,
+        t_eval: np.ndarray,
+        y0: np.ndarray,
+        *,
+        rtol: float,
+        atol: Any,
+        max_steps: int,
+        event: Callable[[float, np.ndarray], float] | None,
+        linsolver: str,
+        first_step: float | None,
+        max_step: float | None,
+        nonlin_conv_coef: float | None,
+        warm: Any,
+    ) -> "IntegrationResult": ...
 
 
 @dataclass

@@ -72,7 +72,7 @@ def integrate_scipy(
                 return dia_matrix((band.copy(), offsets), shape=(n, n)).tocsc()
 
         else:
-            from aragog.solver.jacobian import BandConverter
+            from aragog.solver.backends.band import BandConverter
 
             conv = BandConverter(n, ml, mu)
 
