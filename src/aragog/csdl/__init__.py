@@ -12,11 +12,17 @@ Modules: ``recorder`` (Recorder), ``variable`` (Variable, Constant), ``operation
 (Operation base class, graph evaluator), ``operations/`` (one module per family:
 elementwise, shape, linalg, jaxfn = record a JAX function, custom = NumPy user ops,
 implicit = Newton-solved states with implicit-function-theorem derivatives,
-loop = a scan recorded as one operation, and graph_function),
-``derivative`` (recorded reverse mode), ``simulators`` (PySimulator, JaxSimulator),
-``schedule`` (BlockSimulator), ``compiling`` (ahead-of-time compiles with counters),
-``region`` (a sub-graph as one jitted / host-callback function), ``share`` (structural
-signatures of regions, for sharing compiled functions) and ``compress``.
+loop = a scan recorded as one operation), ``derivative`` (recorded reverse mode),
+``simulators`` (PySimulator, JaxSimulator), ``schedule`` (BlockSimulator), ``compiling``
+(ahead-of-time compiles with counters), ``region`` (a sub-graph as one jitted /
+host-callback function, and graph_function), ``share`` (structural signatures of
+regions, for sharing compiled functions) and ``compress``.
+
+The modules form layers, each importing only lower ones (tests/test_imports.py checks
+it, no cycle either): recorder, variable, compiling → operation → operations →
+derivative → region, share → compress → simulators, schedule. ``variable`` imports
+nothing of csdl: ``operations`` attaches Variable's operators when it is imported,
+which this package does.
 
 Example::
 
@@ -37,7 +43,7 @@ from aragog.csdl.operation import Operation  # noqa: E402
 from aragog.csdl.operations import *  # noqa: E402,F401,F403
 from aragog.csdl.operations import __all__ as _ops_all  # noqa: E402
 from aragog.csdl.recorder import Recorder, get_current_recorder  # noqa: E402
-from aragog.csdl.region import compiled_function_count  # noqa: E402
+from aragog.csdl.region import compiled_function_count, graph_function  # noqa: E402
 from aragog.csdl.simulators import JaxSimulator, PySimulator  # noqa: E402
 from aragog.csdl.schedule import BlockSimulator  # noqa: E402
 from aragog.csdl.variable import Constant, Variable  # noqa: E402
@@ -45,5 +51,5 @@ from aragog.csdl.variable import Constant, Variable  # noqa: E402
 __all__ = [
     "Recorder", "get_current_recorder", "Variable", "Constant", "Operation",
     "derivative", "compress", "JaxCompressedOperation", "compiled_function_count",
-    "PySimulator", "JaxSimulator", "BlockSimulator", *_ops_all,
+    "PySimulator", "JaxSimulator", "BlockSimulator", *_ops_all, "graph_function",
 ]

@@ -37,7 +37,8 @@ from aragog.csdl.derivative import _path_ops
 from aragog.csdl.operation import Operation
 from aragog.csdl.recorder import get_current_recorder, next_op_id
 from aragog.csdl.region import Region
-from aragog.csdl.share import canonical
+from aragog.csdl.share import canonical, freeze
+from aragog.csdl.share import op_key as _op_key
 from aragog.csdl.variable import Constant, Variable
 
 _INTERMEDIATES = ("none", "used", "all")
@@ -67,6 +68,10 @@ class JaxCompressedOperation(Operation):
             recorder._add(self)
         self.extra_inputs = self.inputs[n_listed[0]:] if n_listed[0] else []
         self.extra_outputs = self.outputs[n_listed[1]:] if n_listed[1] else []
+
+    def share_key(self):
+        """Keyed by its (possibly shared) region and argument permutation."""
+        return ("compressed", id(self.region), tuple(self.perm)), False
 
     def compute(self, xp, *vals):
         vals = [vals[j] for j in self.perm]
@@ -295,8 +300,6 @@ def _match(t_out, c_out, t_producer, t_inputs, live_ids, assume_custom, op_key):
     """Map the template region (walked back from ``t_out``) onto the graph from
     ``c_out``: {id(template var): graph var}, or None where the structure differs.
     ``op_key(op)`` is :func:`aragog.csdl.share.op_key`, memoised by the caller."""
-    from aragog.csdl.share import freeze
-
     fwd: dict[int, Variable] = {}
     back: dict[int, int] = {}
     stack = [(t_out, c_out)]
@@ -337,7 +340,6 @@ def _compress_repeats(recorder, template, ops, inputs, outputs, all_in, kwargs) 
     order; copies never overlap since a compressed copy's operations leave the graph);
     a copy that fails compress's checks (an intermediate escapes, an input depends on
     another, the region differs) is skipped."""
-    from aragog.csdl.share import op_key as _op_key
 
     keys: dict[int, tuple] = {}  # op_key per operation, computed once (the walk revisits)
 

@@ -10,6 +10,11 @@ parameters. Subclasses implement
   (``None`` = zero). ``needs[i]`` says whether input ``i`` is wanted; return ``None`` for
   inputs that are not wanted or get a zero cotangent. Because the VJP is itself recorded
   with graph operations, derivatives can be differentiated again.
+
+``share_key()`` is the operation's part of a region's structural signature
+(:mod:`aragog.csdl.share`): by default its type and its frozen static parameters
+(:func:`freeze`); operations with hidden state or identity (custom NumPy operations,
+compressed regions) override it.
 """
 
 from __future__ import annotations
@@ -18,6 +23,25 @@ import numpy as np
 
 from aragog.csdl.recorder import get_current_recorder, next_op_id
 from aragog.csdl.variable import Constant, Variable
+
+
+def freeze(x):
+    """A hashable, value-based key for a static parameter."""
+    if isinstance(x, (bool, int, float, str, type(None))):
+        return (type(x).__name__, x)
+    if isinstance(x, np.ndarray) or isinstance(x, np.generic):
+        a = np.asarray(x)
+        return ("arr", a.dtype.str, a.shape, a.tobytes())
+    if isinstance(x, (tuple, list)):
+        return (type(x).__name__, tuple(freeze(e) for e in x))
+    if isinstance(x, slice):
+        return ("slice", freeze(x.start), freeze(x.stop), freeze(x.step))
+    if x is Ellipsis:
+        return ("ellipsis",)
+    if isinstance(x, dict):
+        return ("dict", tuple(sorted((repr(k), freeze(v)) for k, v in x.items())))
+    # functions and other objects: identity (the caller keeps them alive)
+    return ("obj", id(x))
 
 
 class Operation:
@@ -42,6 +66,12 @@ class Operation:
 
     def vjp(self, cotangents, needs) -> list:
         raise NotImplementedError(f"{type(self).__name__} has no reverse mode (vjp)")
+
+    def share_key(self) -> tuple:
+        """(key, is_custom): equal keys mean the same computation given equal inputs
+        (see :mod:`aragog.csdl.share`); ``is_custom`` marks a key that identifies only
+        the user class of an operation with hidden Python state."""
+        return (type(self), freeze(self.params)), False
 
     # helpers --------------------------------------------------------------------
     @property

@@ -25,6 +25,13 @@ traced into a program (``compile_separately=False``) runs where that program run
 op's ``vjp``) into a private recorder and returns the Region computing the cotangents of
 the ``wanted`` inputs from the inputs and the cotangents of the ``given`` outputs (its
 nodes: the forward nodes, then the recorded reverse nodes). Cached per key.
+
+``graph_function(build, *in_shapes)`` records ``build(*placeholders)`` (graph operations
+on placeholder Variables of ``in_shapes``) into a private recorder and returns a pure JAX
+function of arrays evaluating that graph (``Region.fn``; e.g. a ``loop`` body or an
+implicit residual built from graph operations). ``build`` may only read its placeholders
+and literal constants; reading another graph's Variable is an error (pass it as an
+argument instead).
 """
 
 from __future__ import annotations
@@ -32,11 +39,15 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import SingleDeviceSharding
 
-from aragog.csdl.operation import evaluate_nodes, lookup
+from aragog.csdl.compiling import compile_keyed
+from aragog.csdl.derivative import vjp_pass
+from aragog.csdl.operation import ancestors, evaluate_nodes, lookup
 from aragog.csdl.operations.elementwise import add
 from aragog.csdl.recorder import Recorder
-from aragog.csdl.variable import Variable
+from aragog.csdl.share import canonical
+from aragog.csdl.variable import Constant, Variable, as_variable
 
 
 _COMPILED = 0  # compilations (traces) of all regions' own jitted functions
@@ -126,10 +137,6 @@ class Region:
         return self._batched_exes[key]
 
     def _compile(self, fn, axes, batch, label_suffix, key_suffix):
-        from jax.sharding import SingleDeviceSharding
-
-        from aragog.csdl.compiling import compile_keyed
-
         sharding = SingleDeviceSharding(self._device())
         specs = [jax.ShapeDtypeStruct(((batch,) if a == 0 else ()) + v.shape, jnp.float64, sharding=sharding)
                  for v, a in zip(self.in_vars, axes)]
@@ -192,8 +199,6 @@ class Region:
     def canonical(self):
         """(signature, order, has_custom): see :mod:`aragog.csdl.share`. Cached."""
         if getattr(self, "_canonical", None) is None:
-            from aragog.csdl.share import canonical
-
             self._canonical = canonical(self.in_vars, self.nodes, self.out_vars)
         return self._canonical
 
@@ -201,8 +206,6 @@ class Region:
     def vjp_region(self, given, wanted) -> "Region":
         """Region: (inputs..., cotangents of outputs ``given``) -> cotangents of inputs
         ``wanted``."""
-        from aragog.csdl.derivative import vjp_pass
-
         key = (tuple(given), tuple(wanted))
         if key in self._vjp_regions:
             return self._vjp_regions[key]
@@ -231,3 +234,36 @@ class Region:
         )
         self._vjp_regions[key] = region
         return region
+
+
+def graph_function(build, *in_shapes, name: str | None = None):
+    """A pure JAX function evaluating the graph that ``build`` records (see module doc)."""
+    label = name or getattr(build, "__name__", "graph_function")
+    rec = Recorder(name=label)
+    with rec:
+        ins = [Variable(shape=s, name=f"{label}_arg{i}") for i, s in enumerate(in_shapes)]
+        raw = build(*ins)
+    single = not isinstance(raw, (tuple, list))
+    outs = [as_variable(o) for o in ((raw,) if single else raw)]
+    nodes, leaves = ancestors(outs)
+    in_ids = {id(v) for v in ins}
+    outside = [v for v in leaves if id(v) not in in_ids and not isinstance(v, Constant)]
+    if outside:
+        raise ValueError(
+            f"graph_function {label!r}: the graph reads {outside[0]!r}, which is not one of "
+            "its arguments; pass it as an argument"
+        )
+    foreign = [op for op in nodes if op not in rec.nodes]
+    if foreign:
+        raise ValueError(
+            f"graph_function {label!r}: the graph uses {foreign[0]!r}, recorded elsewhere"
+        )
+    region = Region(ins, nodes, outs, label=label, compile_separately=False)
+
+    def fn(*xs):
+        out = region.fn(*xs)
+        return out[0] if single else out
+
+    fn.__name__ = label
+    fn.region = region
+    return fn

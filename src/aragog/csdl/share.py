@@ -9,51 +9,24 @@ compute the same function up to a permutation of their inputs; ``order[k]`` is t
 region-input index of the k-th input met by the walk, so a caller of region B can use
 region A's compiled function with ``args_A[order_A[k]] = args_B[order_B[k]]``.
 
-Operations with hidden Python state (custom NumPy operations) are keyed by their user
-class only; the caller decides (``assume_custom_ops_match``) whether that is enough —
-:func:`canonical` reports whether the region contains any.
+Each operation is keyed by its :meth:`~aragog.csdl.operation.Operation.share_key`
+(type and :func:`freeze`-d parameters unless a subclass overrides it). Operations with
+hidden Python state (custom NumPy operations) are keyed by their user class only; the
+caller decides (``assume_custom_ops_match``) whether that is enough — :func:`canonical`
+reports whether the region contains any.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
+from aragog.csdl.operation import freeze
 from aragog.csdl.variable import Constant
 
-
-def freeze(x):
-    """A hashable, value-based key for a static parameter."""
-    if isinstance(x, (bool, int, float, str, type(None))):
-        return (type(x).__name__, x)
-    if isinstance(x, np.ndarray) or isinstance(x, np.generic):
-        a = np.asarray(x)
-        return ("arr", a.dtype.str, a.shape, a.tobytes())
-    if isinstance(x, (tuple, list)):
-        return (type(x).__name__, tuple(freeze(e) for e in x))
-    if isinstance(x, slice):
-        return ("slice", freeze(x.start), freeze(x.stop), freeze(x.step))
-    if x is Ellipsis:
-        return ("ellipsis",)
-    if isinstance(x, dict):
-        return ("dict", tuple(sorted((repr(k), freeze(v)) for k, v in x.items())))
-    # functions and other objects: identity (the caller keeps them alive)
-    return ("obj", id(x))
+__all__ = ["canonical", "freeze", "op_key"]
 
 
 def op_key(op):
-    """(key, is_custom) for one operation."""
-    from aragog.csdl.compress import JaxCompressedOperation
-    from aragog.csdl.operations.custom import CustomDerivativeOperation, CustomOperation
-
-    cls = type(op)
-    if isinstance(op, JaxCompressedOperation):
-        return ("compressed", id(op.region), tuple(op.perm)), False
-    if isinstance(op, CustomOperation):
-        return (cls, type(op.user), tuple(op.in_names), tuple(op.out_names)), True
-    if isinstance(op, CustomDerivativeOperation):
-        return (cls, type(op.fwd.user), tuple(op.fwd.in_names), tuple(op.fwd.out_names),
-                tuple(op.pairs)), True
-    return (cls, freeze(op.params)), False
+    """(key, is_custom) for one operation: its :meth:`Operation.share_key`."""
+    return op.share_key()
 
 
 def canonical(in_vars, nodes, out_vars):

@@ -9,6 +9,10 @@ Values are float64 NumPy arrays. Python numbers and arrays used in arithmetic wi
 variable become constants. Binary operations accept equal shapes, or one operand of size
 one (a scalar), which is broadcast by a recorded ``broadcast_to`` (constants are simply
 made at full shape); any other shape mismatch is a ``ValueError`` naming both shapes.
+
+This module is the bottom layer of aragog.csdl and imports none of it: the operator
+methods that record operations are attached to :class:`Variable` by
+:mod:`aragog.csdl.operations`.
 """
 
 from __future__ import annotations
@@ -111,95 +115,15 @@ class Variable:
             raise TypeError(f"len() of a scalar {self!r}")
         return self.shape[0]
 
-    # operators (implemented in aragog.csdl.operations) -----------------------------
-    def __add__(self, other):
-        from aragog.csdl.operations import add
-        return add(self, other)
-
-    def __radd__(self, other):
-        from aragog.csdl.operations import add
-        return add(other, self)
-
-    def __sub__(self, other):
-        from aragog.csdl.operations import sub
-        return sub(self, other)
-
-    def __rsub__(self, other):
-        from aragog.csdl.operations import sub
-        return sub(other, self)
-
-    def __mul__(self, other):
-        from aragog.csdl.operations import mul
-        return mul(self, other)
-
-    def __rmul__(self, other):
-        from aragog.csdl.operations import mul
-        return mul(other, self)
-
-    def __truediv__(self, other):
-        from aragog.csdl.operations import div
-        return div(self, other)
-
-    def __rtruediv__(self, other):
-        from aragog.csdl.operations import div
-        return div(other, self)
-
-    def __pow__(self, other):
-        from aragog.csdl.operations import power
-        return power(self, other)
-
-    def __rpow__(self, other):
-        from aragog.csdl.operations import power
-        return power(other, self)
-
-    def __neg__(self):
-        from aragog.csdl.operations import neg
-        return neg(self)
-
     def __pos__(self):
         return self
-
-    def __matmul__(self, other):
-        from aragog.csdl.operations import matmul
-        return matmul(self, other)
-
-    def __rmatmul__(self, other):
-        from aragog.csdl.operations import matmul
-        return matmul(other, self)
-
-    def __getitem__(self, index):
-        from aragog.csdl.operations import getitem
-        return getitem(self, index)
-
-    def __gt__(self, other):
-        from aragog.csdl.operations import greater
-        return greater(self, other)
-
-    def __lt__(self, other):
-        from aragog.csdl.operations import greater
-        return greater(other, self)
-
-    def __ge__(self, other):
-        from aragog.csdl.operations import greater_equal
-        return greater_equal(self, other)
-
-    def __le__(self, other):
-        from aragog.csdl.operations import greater_equal
-        return greater_equal(other, self)
-
-    def reshape(self, *shape):
-        from aragog.csdl.operations import reshape
-        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
-            shape = shape[0]
-        return reshape(self, shape)
 
     def flatten(self):
         return self.reshape((self.size,))
 
-    @property
-    def T(self):
-        from aragog.csdl.operations import transpose
-        return transpose(self)
+    # The operators (+ - * / ** unary -, @, [], < <= > >=), ``reshape`` and ``T`` are
+    # recorded operations: aragog.csdl.operations attaches them to this class (it is
+    # imported with aragog.csdl, so every Variable has them).
 
 
 class Constant(Variable):

@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from aragog.csdl.operation import Operation
+from aragog.csdl.operations.shape import reshape
 from aragog.csdl.variable import Variable, normalize_shape
 
 
@@ -83,6 +84,10 @@ class CustomOperation(Operation):
         super().__init__(list(inputs.values()), list(outputs.values()), user=user)
         self._jax_call = None
 
+    def share_key(self):
+        """Keyed by the user class and port names only (its state is hidden)."""
+        return (type(self), type(self.user), tuple(self.in_names), tuple(self.out_names)), True
+
     def _host(self, *vals):
         return self.user._run(self.in_names, self.out_names, [v.shape for v in self.outputs], *vals)
 
@@ -125,8 +130,6 @@ class CustomOperation(Operation):
                                             pairs, *vals)
 
     def vjp(self, cots, needs):
-        from aragog.csdl.operations.shape import reshape
-
         pairs = [(o, i) for o, c in enumerate(cots) if c is not None
                  for i, n in enumerate(needs) if n]
         if not pairs:
@@ -151,6 +154,12 @@ class CustomDerivativeOperation(Operation):
         self._host = fwd._jac_host(self.pairs)
         shapes = [(fwd.outputs[o].size, fwd.inputs[i].size) for o, i in pairs]
         super().__init__(list(fwd.inputs), shapes, pairs=tuple(pairs))
+
+    def share_key(self):
+        """Keyed like its forward operation, plus the Jacobian blocks it computes."""
+        f = self.fwd
+        return (type(self), type(f.user), tuple(f.in_names), tuple(f.out_names),
+                tuple(self.pairs)), True
 
     def compute(self, xp, *vals):
         if xp is np:

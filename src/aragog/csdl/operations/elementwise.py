@@ -10,13 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from aragog.csdl.operation import Operation
+from aragog.csdl.operations.shape import broadcast_to
 from aragog.csdl.variable import Constant, Variable, as_variable
 
 
 def binary_operands(a, b, opname: str) -> tuple[Variable, Variable]:
     """Both operands as Variables of one shape (scalar broadcasting only)."""
-    from aragog.csdl.operations.shape import broadcast_to
-
     a, b = as_variable(a), as_variable(b)
     if a.shape == b.shape:
         return a, b

@@ -1,4 +1,4 @@
-"""A loop recorded once as one operation, and graph-built functions as JAX functions.
+"""A loop recorded once as one operation.
 
 ``loop(body, carry_init, n_iter, *params)`` records ``n_iter`` applications of ``body``
 as a single :class:`LoopOperation` (a :class:`JaxFunctionOperation` whose function is a
@@ -9,62 +9,19 @@ each with the shape of its initial value). With one carry this is ``body(carry,
 the same structure (the final carries). ``n_iter`` is static (a Python int).
 
 ``body`` is a pure JAX function, or a body built from graph operations turned into one
-with :func:`graph_function` (which lets the body itself contain ``compress``-ed blocks,
-called from inside the scan). Reverse mode is the JaxFunctionOperation one: another
+with :func:`~aragog.csdl.region.graph_function` (which lets the body itself contain
+``compress``-ed blocks, called from inside the scan). Reverse mode is the JaxFunctionOperation one: another
 recorded JaxFunctionOperation computing ``jax.vjp`` of the scan (JAX's scan transpose), so
 derivatives of any order work under PySimulator, JaxSimulator, ``derivative`` and
 ``compress``.
-
-``graph_function(build, *in_shapes)`` records ``build(*placeholders)`` (graph operations
-on placeholder Variables of ``in_shapes``) into a private recorder and returns a pure JAX
-function of arrays evaluating that graph (``Region.fn``). ``build`` may only read its
-placeholders and literal constants; reading another graph's Variable is an error (pass
-it as an argument instead).
 """
 
 from __future__ import annotations
 
 import jax
 
-from aragog.csdl.operation import ancestors
 from aragog.csdl.operations.jaxfn import JaxFunctionOperation
-from aragog.csdl.recorder import Recorder
-from aragog.csdl.variable import Constant, Variable, as_variable
-
-
-def graph_function(build, *in_shapes, name: str | None = None):
-    """A pure JAX function evaluating the graph that ``build`` records (see module doc)."""
-    from aragog.csdl.region import Region
-
-    label = name or getattr(build, "__name__", "graph_function")
-    rec = Recorder(name=label)
-    with rec:
-        ins = [Variable(shape=s, name=f"{label}_arg{i}") for i, s in enumerate(in_shapes)]
-        raw = build(*ins)
-    single = not isinstance(raw, (tuple, list))
-    outs = [as_variable(o) for o in ((raw,) if single else raw)]
-    nodes, leaves = ancestors(outs)
-    in_ids = {id(v) for v in ins}
-    outside = [v for v in leaves if id(v) not in in_ids and not isinstance(v, Constant)]
-    if outside:
-        raise ValueError(
-            f"graph_function {label!r}: the graph reads {outside[0]!r}, which is not one of "
-            "its arguments; pass it as an argument"
-        )
-    foreign = [op for op in nodes if op not in rec.nodes]
-    if foreign:
-        raise ValueError(
-            f"graph_function {label!r}: the graph uses {foreign[0]!r}, recorded elsewhere"
-        )
-    region = Region(ins, nodes, outs, label=label, compile_separately=False)
-
-    def fn(*xs):
-        out = region.fn(*xs)
-        return out[0] if single else out
-
-    fn.__name__ = label
-    fn.region = region
-    return fn
+from aragog.csdl.variable import as_variable
 
 
 class LoopOperation(JaxFunctionOperation):
