@@ -282,7 +282,7 @@ RADIONUCLIDE_KEYS = {
 
 _EOS = {
     "dir": Key("path", "", "", "directory of SPIDER-format tables (empty: the bundled model)"),
-    "model": Key("str", "default", "", "bundled table model used when dir is empty", nonempty=True),
+    "model": Key("str", "default", "", "bundled table model used when dir is empty: \"default\" (toy two-phase) or \"mgsio3\" (docs/eos_tables.md)", nonempty=True),
 }
 
 _OUTPUT = {

@@ -25,13 +25,13 @@ so every identity still holds exactly.
 The value is the least-squares fit, over 0–135 GPa, of S_liq − S_sol to the same difference
 in SPIDER's "1TPa-dK09-elec-free" set. That set has the same Andrault et al. (2011) /
 Hamano et al. (2013) melting curves ("A11_H13"; Bower et al. 2018, 2022). The fit leaves
-≤ 90 J kg⁻¹ K⁻¹ between the two.
+at most 77 J kg⁻¹ K⁻¹ between the two (RMS 31).
 
-So S_liq − S_sol rises from 844 J kg⁻¹ K⁻¹ at 0 GPa to 880 J kg⁻¹ K⁻¹ at 135 GPa. About
-c_p ln(T_liq/T_sol) of that is the melting interval's sensible heat. The rest, ~600 J kg⁻¹
-K⁻¹, is close to the ~1.5 k_B per atom (620 J kg⁻¹ K⁻¹) entropy of fusion of MgSiO3 found
-by first-principles MD (Stixrude et al. 2009, EPSL 278, 226). tools/eos_compare.py reports
-both.
+So S_liq − S_sol is 844 J kg⁻¹ K⁻¹ at 0 GPa, 660 at 25 GPa and 853 at 135 GPa. The
+entropy of fusion at the solidus temperature is 520–630 J kg⁻¹ K⁻¹ of that, close to the
+~1.5 k_B per atom (620 J kg⁻¹ K⁻¹) of MgSiO3 found by first-principles MD (Stixrude et al.
+2009, EPSL 278, 226). The rest is the melt's sensible heat between T_sol and T_liq.
+tools/eos_compare.py reports both.
 
 Table ranges
 ------------
@@ -40,7 +40,7 @@ Table ranges
 * S, per phase: uniform between the entropies of the phase at P = 0 and
   :attr:`MgSiO3Model.T_solid` (150–4000 K) or :attr:`MgSiO3Model.T_melt` (1500–5000 K).
   At higher P the same entropies are hotter states: the solid reaches ~7600 K and the melt
-  ~10^4 K at 150 GPa.
+  ~8700 K at 150 GPa.
 * Every node must be a converged state of its phase, or generation fails with
   :class:`~aragog.errors.EOSError`. For example, bridgmanite has a spinodal at low pressure
   above ~4470 K, so the solid's range stops at 4000 K, as SPIDER's does.
