@@ -1,4 +1,4 @@
-"""Two-phase evaluator and constant-property mode (PHYSICS.md, "Equation of state")."""
+"""Two-phase evaluator and constant-property mode (docs/physics.md, "Equation of state")."""
 
 from __future__ import annotations
 
@@ -290,7 +290,7 @@ def test_tanh_weight_direction():
 
 
 def _reference(tables, params, P, S) -> dict:
-    """The evaluator written directly with the public lookups (PHYSICS.md, module docstring)."""
+    """The evaluator written directly with the public lookups (docs/physics.md, module docstring)."""
     from aragog.eos import lookup
 
     P, S = jnp.broadcast_arrays(jnp.asarray(P, dtype=jnp.float64), jnp.asarray(S, dtype=jnp.float64))

@@ -1,4 +1,4 @@
-"""Radiogenic heating (PHYSICS.md "Heating") and the closed-box check ("Checks")."""
+"""Radiogenic heating (docs/physics.md "Heating") and the closed-box check ("Checks")."""
 
 from __future__ import annotations
 
@@ -22,13 +22,13 @@ def earth():
 
 
 def test_radiogenic_heating_at_start(earth):
-    # PHYSICS.md quotes H(0) = 3.4236e-11 W/kg to 5 significant digits: half a unit in the
+    # docs/physics.md quotes H(0) = 3.4236e-11 W/kg to 5 significant digits: half a unit in the
     # last digit is 1.5e-5 relative.
     assert float(ph.radiogenic_heating(0.0, earth)) == pytest.approx(3.4236e-11, rel=1.5e-5)
 
 
 def test_radiogenic_energy_first_gyr(earth):
-    # PHYSICS.md: ∫_0^{1 Gyr} H dt = 8.3929e5 J/kg (5 digits: half a unit = 6e-6 relative).
+    # docs/physics.md: ∫_0^{1 Gyr} H dt = 8.3929e5 J/kg (5 digits: half a unit = 6e-6 relative).
     assert float(ph.radiogenic_energy(0.0, GYR, earth)) == pytest.approx(8.3929e5, rel=6e-6)
 
 
@@ -148,5 +148,5 @@ def test_closed_box_gains_the_radiogenic_energy():
     exact = float(ph.radiogenic_energy(0.0, GYR, inputs.heating))
     # DOP853 at rtol 1e-12 on a smooth problem: global error ~1e-11 relative; 1e-9 leaves margin.
     np.testing.assert_allclose(gained, exact, rtol=1e-9)
-    # The PHYSICS.md number (5 significant digits).
+    # The docs/physics.md number (5 significant digits).
     np.testing.assert_allclose(gained, 8.3929e5, rtol=6e-6)

@@ -158,7 +158,7 @@ def test_finite_difference_jacobian_option_runs():
 # ------------------------------------------------------------------ analytic evolutions
 def test_closed_box_radiogenic_heating_over_a_gyr():
     """No flux through either boundary, no transport: each kilogram gains exactly
-    ∫H dt = 8.3929e5 J/kg over the first Gyr (PHYSICS.md). In constant-property mode
+    ∫H dt = 8.3929e5 J/kg over the first Gyr (docs/physics.md, "Heating"). In constant-property mode
     c_p dT = T dS, so the temperature rises by that energy / c_p everywhere. rtol 1e-10
     on the integrator; 1e-6 relative covers it and the 5-digit reference value."""
     solver = make_solver(
@@ -177,7 +177,7 @@ def test_closed_box_radiogenic_heating_over_a_gyr():
 def test_grey_body_cooling_follows_the_lumped_law():
     """A fully molten constant-property mantle with a huge constant eddy diffusivity stays
     isentropic (hence isothermal in this mode) and cools as T = T0 (1 + 3 k T0^3 t)^(-1/3),
-    k = A eps sigma/(M c_p), T_eq = 0 (PHYSICS.md), M = rho V the thermal mass. The residual internal gradient that
+    k = A eps sigma/(M c_p), T_eq = 0 (docs/physics.md, "Checks"), M = rho V the thermal mass. The residual internal gradient that
     carries the flux makes the surface a little cooler than the mean: 1e-3 relative."""
     solver = make_solver(
         CONSTANT,

@@ -130,7 +130,7 @@ def test_aw_enclosed_mass_limits():
 
 
 def test_mass_coordinate_mesh_cells_hold_equal_mass_in_xi():
-    """Uniform in ξ (PHYSICS.md): cell i holds 4/3 π ρ̄ (ξ_{i+1}³ − ξ_i³), i.e. the mass of
+    """Uniform in ξ (docs/physics.md, "Grid"): cell i holds 4/3 π ρ̄ (ξ_{i+1}³ − ξ_i³), i.e. the mass of
     the same Δξ-shell in a uniform-density mantle; cells of equal Δξ hold equal mass per
     unit of ξ³. The cell masses come from the closed-form M(r) at the inverted radii."""
     m = np_mesh(81)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Where the time of repeated solves goes (DESIGN.md "Profiled"; issue 5).
+"""Where the time of repeated solves goes (docs/design.md, use 4 "Profiling"; issue 5).
 
     python tools/profile_solves.py [--config input/earth.toml] [--solves 100] [--nodes N]
                                    [--mode fused|blocks|both] [--window 10] [--fixed-mesh]

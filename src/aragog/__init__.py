@@ -1,7 +1,7 @@
 """aragog: 1-D thermal evolution of rocky-planet mantles (entropy method).
 
-Public API (see DESIGN.md): :func:`load_config` and, from the solver issue on,
-``EntropySolver`` and ``SolverOutput``.
+Public API (docs/design.md, "Public interface"): :func:`load_config` and, from the solver
+issue on, ``EntropySolver`` and ``SolverOutput``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The configuration schema: every section and key aragog reads, in CONFIG.md order.
+"""The configuration schema: every section and key aragog reads, in docs/config.md order.
 
 Each key is a :class:`Key`: its type, default (or :data:`REQUIRED`), allowed values or
 range, unit and a one-line meaning. The section dataclasses in :mod:`.params` take their

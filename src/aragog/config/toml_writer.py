@@ -1,7 +1,7 @@
 """Writing parameters back as TOML: :func:`to_toml`.
 
 The output is the resolved config — every key, defaults filled in, paths absolute — in
-CONFIG.md section order. Floats are written with ``repr`` so they read back bit for bit;
+docs/config.md section order. Floats are written with ``repr`` so they read back bit for bit;
 legacy keys are never written (they were mapped to current names or ignored).
 """
 

@@ -2,7 +2,7 @@
 
 Both evaluators are pure JAX functions of ``(P, S)`` arrays (any broadcastable shapes) and
 pytrees of tables/parameters, jittable with everything passed as traced arguments. They
-return the same :class:`PhaseState`. The equations are PHYSICS.md, "Equation of state (two
+return the same :class:`PhaseState`. The equations are docs/physics.md, "Equation of state (two
 phases)"; notation: S_sol(P), S_liq(P) the solidus and liquidus entropies, and the phase
 boundary values T_sol = T_solid(P, S_sol), rho_sol = rho_solid(P, S_sol),
 T_liq = T_melt(P, S_liq), rho_liq = rho_melt(P, S_liq).
@@ -204,7 +204,7 @@ def evaluate_phase(tables, params: MaterialParams, P, S) -> PhaseState:
             use = melt_side if not pk.has_alpha[0] else ~melt_side
             one["alpha"] = jnp.where(use, computed, one["alpha"])
 
-    # Mixed-phase values (PHYSICS.md), with the clipped phi.
+    # Mixed-phase values (docs/physics.md, "Equation of state"), with the clipped phi.
     dT = T_liq - T_sol
     T_mix = phi * T_liq + (1.0 - phi) * T_sol
     rho_mix = 1.0 / (phi / rho_liq + (1.0 - phi) / rho_sol)

@@ -1,7 +1,7 @@
 """Boundary conditions: surface (grey body, prescribed flux, prescribed temperature) and
 core-mantle boundary (prescribed flux, quasi-steady core cooling, core energy balance).
 
-Equations: PHYSICS.md, "Boundary conditions"; the ultra-thin boundary layer follows
+Equations: docs/physics.md, "Boundary conditions"; the ultra-thin boundary layer follows
 SPIDER (Bower et al. 2018, eq. 18). The assembly that uses these pieces is in
 :mod:`aragog.physics.rhs`.
 """
@@ -35,7 +35,7 @@ INVERSION_ITERATIONS = 12
 
 
 def grey_body_flux(T_rad, T_eq, emissivity):
-    """F = ε σ (T_rad^4 - T_eq^4) [W/m2] (PHYSICS.md, surface condition 1)."""
+    """F = ε σ (T_rad^4 - T_eq^4) [W/m2] (docs/physics.md, "Boundary conditions", surface 1)."""
     return emissivity * SIGMA_SB * (T_rad**4 - T_eq**4)
 
 
@@ -68,7 +68,7 @@ def surface_flux(T_surface, boundary, options):
 
 
 def quasi_steady_cmb_flux(F_1, H_0, rho_0, cp_0, V_0, A_0, A_1, core_mass, core_cp, tfac_core):
-    """Quasi-steady core cooling (PHYSICS.md, CMB condition 2):
+    """Quasi-steady core cooling (docs/physics.md, "Boundary conditions", CMB "quasi_steady"):
 
     F_0 = (A_1/A_0) (F_1 - H_0 ρ_0 V_0 / A_1) / (1 + ρ_0 c_p,0 V_0 / (M_c c_c f)),
 
@@ -80,8 +80,9 @@ def quasi_steady_cmb_flux(F_1, H_0, rho_0, cp_0, V_0, A_0, A_1, core_mass, core_
 
 
 def core_entropy_rate(F_0, A_0, cp_b0, T_b0, core_mass, core_cp, tfac_core):
-    """dS_b0/dt = -F_0 A_0 c_p,b0 / (c_c T_b0 f M_c) [J/kg/K/s] (PHYSICS.md, CMB condition 3:
-    the core, heat capacity M_c c_c f, loses F_0 A_0 and the CMB node follows it,
+    """dS_b0/dt = -F_0 A_0 c_p,b0 / (c_c T_b0 f M_c) [J/kg/K/s] (docs/physics.md,
+    "Boundary conditions", CMB "energy_balance": the core, heat capacity M_c c_c f, loses
+    F_0 A_0 and the CMB node follows it,
     dT_b0 = (T_b0/c_p,b0) dS_b0)."""
     return -F_0 * A_0 * cp_b0 / (core_cp * T_b0 * tfac_core * core_mass)
 

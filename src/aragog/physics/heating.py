@@ -1,6 +1,6 @@
 """Internal heating [W/kg]: radiogenic decay and a prescribed tidal array.
 
-Radiogenic heating (PHYSICS.md, "Heating"; SPIDER's radiogenic heating, Bower et al.
+Radiogenic heating (docs/physics.md, "Heating"; SPIDER's radiogenic heating, Bower et al.
 2018 appendix, after Ruedas 2017 for the isotope data)::
 
     H(t) = sum_n h_n a_n c_n exp(ln 2 (t0_n - t) / tau_n),   c_n = ppm_n * 1e-6
@@ -38,8 +38,8 @@ __all__ = [
 PPM = 1.0e-6
 _LN2 = math.log(2.0)
 
-#: Earth-like defaults of PHYSICS.md: name -> (h [W/kg], abundance, concentration [ppm],
-#: half life [yr]); all given at t0 = 4.55e9 yr.
+#: Earth-like defaults (docs/physics.md, "Heating"): name -> (h [W/kg], abundance,
+#: concentration [ppm], half life [yr]); all given at t0 = 4.55e9 yr.
 EARTH_RADIONUCLIDES = {
     "K40": (2.8761e-5, 1.1668e-4, 310.0, 1.248e9),
     "Th232": (2.6368e-5, 1.0, 0.124, 1.4e10),
@@ -50,8 +50,8 @@ EARTH_T0_YEARS = 4.55e9
 
 
 def earth_heating_params(n_cells: int, tidal=0.0) -> HeatingParams:
-    """:class:`HeatingParams` with the four Earth-like isotopes of PHYSICS.md (SI, seconds)
-    and a tidal array of ``n_cells`` values (``tidal`` broadcast) [W/kg]."""
+    """:class:`HeatingParams` with the Earth-like isotopes of docs/physics.md, "Heating" (SI,
+    seconds) and a tidal array of ``n_cells`` values (``tidal`` broadcast) [W/kg]."""
     data = np.array(list(EARTH_RADIONUCLIDES.values()), dtype=np.float64)
     k = data.shape[0]
     return HeatingParams(

@@ -3,7 +3,7 @@
 Everything that can change between two solves of the same compiled program is a *traced*
 leaf of :class:`PhysicsInputs` (mesh arrays, EOS tables, material, transport, boundary
 and heating parameters, nondimensional scales). Only :class:`PhysicsOptions` is static: it
-is hashable and selects which code is traced (DESIGN.md, "The performance idea").
+is hashable and selects which code is traced (docs/design.md, "The performance idea").
 
 Units are SI throughout (time in seconds); the one exception is
 :attr:`HeatingParams.concentration`, given in ppm of the element exactly as in the
@@ -37,12 +37,12 @@ __all__ = [
     "as_float64",
 ]
 
-#: Stefan–Boltzmann constant [W m-2 K-4] (PHYSICS.md; CODATA 2018).
+#: Stefan–Boltzmann constant [W m-2 K-4] (docs/physics.md; CODATA 2018).
 SIGMA_SB = 5.670374419e-8
-#: Julian year [s] (DESIGN.md conventions).
+#: Julian year [s] (docs/design.md, "Conventions").
 SECONDS_PER_YEAR = 31_557_600.0
 
-#: Surface boundary conditions (CONFIG.md ``outer_boundary_condition``):
+#: Surface boundary conditions (docs/config.md ``outer_boundary_condition``):
 #: 1 grey body, 4 prescribed flux, 5 prescribed temperature.
 SURFACE_BCS = (1, 4, 5)
 #: Core-mantle boundary modes: "flux" (``inner_boundary_condition = 2``), "temperature"

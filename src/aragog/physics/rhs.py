@@ -2,7 +2,7 @@
 is :mod:`aragog.physics.layout` (re-exported here).
 
 Time t is nondimensional: t_seconds = t * Scales.t; dy/dt is per unit nondimensional
-time. Discretisation (PHYSICS.md "Grid", "Fluxes at basic nodes", "Entropy equation",
+time. Discretisation (docs/physics.md "Grid", "Flux laws", "Entropy equation",
 "Boundary conditions"; docs/physics.md):
 
 * interior basic node j (1..N-1): S_j linear in ξ between cells j-1 and j,
@@ -287,14 +287,14 @@ def thermal_stage(t, s: StructureState, inputs: PhysicsInputs, options: PhysicsO
         F_0 = F_laws[0]
     F = jnp.concatenate([jnp.reshape(F_0, (1,)), F_laws[1:-1], jnp.reshape(F_N, (1,))])
 
-    # Entropy equation (PHYSICS.md): dS_i/dt = -(F_{i+1}A_{i+1} - F_i A_i)/(ρ_i T_i V_i) + H_i/T_i.
+    # Entropy equation (docs/physics.md) dS_i/dt = -(F_{i+1}A_{i+1} - F_i A_i)/(ρ_i T_i V_i) + H_i/T_i.
     FA = F * A
     dSdt = (FA[:-1] - FA[1:]) / (st_c.rho * st_c.T * V) + H / st_c.T
 
     if options.energy_balance:
         dSb0dt = bnd.core_entropy_rate(F_0, A[0], st_b.cp[0], st_b.T[0], mesh.core_mass, bp.core_cp, bp.tfac_core)
         # S_b0 = S_0 + (dS/dr)_cmb (r_0 - r_s0)  =>  d(dS/dr)_cmb/dt = (dS_0/dt - dS_b0/dt)/(r_s0 - r_0),
-        # which is PHYSICS.md's 2 (dS_0/dt - dS_b0/dt)/(r_1 - r_0) when r_s0 is the radial
+        # which is the textbook 2 (dS_0/dt - dS_b0/dt)/(r_1 - r_0) when r_s0 is the radial
         # midpoint of cell 0 (radius mesh) and keeps S_b0 exactly on the core's rate on a
         # mass-coordinate mesh too (docs/physics.md).
         ddSdr = (dSdt[0] - dSb0dt) / (mesh.r_stag[0] - mesh.r_basic[0])
@@ -364,7 +364,7 @@ class Diagnostics:
         Q_tidal_total = Σ H_tidal m [W]; E_th = Σ m c_p T [J] (thermal energy relative to
         0 K at constant c_p: a monitor, not a thermodynamic potential); RF_depth [-]
         (see :func:`_rheological_front_depth`).
-    Energy identity (PHYSICS.md "Checks"), all [W]: energy_rate = Σ ρ_i T_i V_i dS_i/dt,
+    Energy identity (docs/physics.md "Checks"), all [W]: energy_rate = Σ ρ_i T_i V_i dS_i/dt,
         cmb_power = F_0 A_0, surface_power = F_N A_N, heating_power = Σ ρ_i H_i V_i (EOS
         density: these close exactly, energy_rate = cmb_power - surface_power +
         heating_power, to rounding).

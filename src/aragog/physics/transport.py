@@ -1,6 +1,6 @@
 """The four heat-flux laws at basic nodes (positive outward), W/m2.
 
-Equations: PHYSICS.md, "Fluxes at basic nodes" (Bower et al. 2018, PEPI 274, 49-62,
+Equations: docs/physics.md, "Flux laws" (Bower et al. 2018, PEPI 274, 49-62,
 eqs. 6-12 and appendix; the SPIDER code). Every function is elementwise on arrays of
 basic-node values; ``st`` is an ``aragog.eos.PhaseState`` evaluated at (P, S) of the
 nodes, ``dSdr`` the entropy gradient [J/kg/K/m], ``dPdr`` = -rho_static g [Pa/m].
@@ -32,7 +32,7 @@ __all__ = [
     "RE_CRIT",
 ]
 
-#: Critical Reynolds number of the viscous/inviscid velocity blend (PHYSICS.md; SPIDER):
+#: Critical Reynolds number of the viscous/inviscid velocity blend (docs/physics.md; SPIDER):
 #: w = tw(Re, 9/8, 0.01 * 9/8).
 RE_CRIT = 9.0 / 8.0
 
@@ -57,13 +57,13 @@ def material_state(P, S, inputs, options):
 
 
 def conductive_flux(st, dSdr, dPdr):
-    """J_cond = -k [(T/c_p) dS/dr + (dT/dP)_S dP/dr] (PHYSICS.md; Bower et al. 2018
+    """J_cond = -k [(T/c_p) dS/dr + (dT/dP)_S dP/dr] (docs/physics.md; Bower et al. 2018
     eq. 7: -k dT/dr with dT/dr written in S and P)."""
     return -st.k * (st.T / st.cp * dSdr + st.dTdPs * dPdr)
 
 
 def mixing_length_diffusivity(st, dSdr, g, mixing_length):
-    """Mixing-length eddy diffusivity kappa [m2/s] (PHYSICS.md; Bower et al. 2018
+    """Mixing-length eddy diffusivity kappa [m2/s] (docs/physics.md; Bower et al. 2018
     eqs. 9-11; SPIDER's viscous/inviscid blend).
 
     Drive Δ = max(-dS/dr, 0); v_p = g α T Δ / c_p [s^-2]; ν = η/ρ;
@@ -98,7 +98,7 @@ def eddy_diffusivity(kappa, factor, dSdr):
 
 def thermal_eddy_diffusivity(st, kappa, dSdr, transport):
     """kappa_h = f_T kappa (or |f_T|), floored where dS/dr < 0 at
-    kappah_floor · tw(phi, phi_rheo, phi_width) (PHYSICS.md: a floor that fades out as the
+    kappah_floor · tw(phi, phi_rheo, phi_width) (docs/physics.md: a floor that fades out as the
     mantle solidifies); zero where dS/dr >= 0."""
     kh = eddy_diffusivity(kappa, transport.eddy_thermal, dSdr)
     floor = transport.kappah_floor * tanh_weight(st.phi, transport.phi_rheo, transport.phi_width)
@@ -106,7 +106,7 @@ def thermal_eddy_diffusivity(st, kappa, dSdr, transport):
 
 
 def convective_flux(st, dSdr, kappa_h):
-    """J_conv = ρ T kappa_h (-dS/dr) (PHYSICS.md; Bower et al. 2018 eq. 8)."""
+    """J_conv = ρ T kappa_h (-dS/dr) (docs/physics.md; Bower et al. 2018 eq. 8)."""
     return st.rho * st.T * kappa_h * (-dSdr)
 
 
@@ -117,7 +117,7 @@ def porosity(st):
 
 
 def permeability(p, grain_size, matrix_factor=1.0):
-    """Permeability K [m2] at porosity ``p`` (PHYSICS.md; Abe 1993, as in SPIDER):
+    """Permeability K [m2] at porosity ``p`` (docs/physics.md; Abe 1993, as in SPIDER):
 
     K/grain^2 = p^2/(1000 (1-p)^2)   (Blake-Kozeny-Carman, p < 0.0769)
               = (5/7) p^4.5           (Rumpf-Gupte, 0.0769 < p < 0.77)
@@ -146,7 +146,7 @@ def permeability(p, grain_size, matrix_factor=1.0):
 
 
 def gravitational_separation_flux(st, g, grain_size, visc_liq, buoyancy_mixture=0.0):
-    """J_grav = j T_fus ΔS_fus (PHYSICS.md; Bower et al. 2018 eq. 12, Abe 1993).
+    """J_grav = j T_fus ΔS_fus (docs/physics.md; Bower et al. 2018 eq. 12, Abe 1993).
 
     j = ρ phi (1-phi) v_rel [kg m-2 s-1], v_rel = (ρ_sol - ρ_liq) g K(p) / η_liq (melt
     rises relative to the solid when it is lighter: positive outward),
@@ -172,7 +172,7 @@ def mush_weight(g_phi, width):
 def mixing_flux(st, S, dSdr, dPdr, kappa_c, smooth_width):
     """J_mix = -kappa_c ρ T_fus [dS/dr - (phi dS_liq/dP + (1-phi) dS_sol/dP) dP/dr],
     times the mush weight of the unclipped melt fraction g = (S - S_sol)/(S_liq - S_sol)
-    (PHYSICS.md "zero outside the mush", made smooth as in SPIDER; see :func:`mush_weight`).
+    (docs/physics.md "zero outside the mush", made smooth as in SPIDER; see :func:`mush_weight`).
     Table mode only (needs S_liq > S_sol)."""
     g_phi = (S - st.S_sol) / (st.S_liq - st.S_sol)
     slope = st.phi * st.dSliq_dP + (1.0 - st.phi) * st.dSsol_dP

@@ -1,4 +1,4 @@
-"""``EntropySolver``: the public solver object (DESIGN.md "Public interface").
+"""``EntropySolver``: the public solver object (docs/design.md "Public interface").
 
 One object serves a whole planet evolution: :meth:`EntropySolver.solve` may be called
 10²–10⁴ times with inputs changed in between (``solver.parameters.…`` then
@@ -45,7 +45,7 @@ class SolverStateError(AragogError, RuntimeError):
 
 
 class EntropySolver:
-    """Integrates the entropy equation of a mantle (PHYSICS.md) with CVODE or scipy.
+    """Integrates the entropy equation of a mantle (docs/physics.md) with CVODE or scipy.
 
     Args:
         params: validated :class:`aragog.config.Parameters`; kept as ``self.parameters``

@@ -85,7 +85,7 @@ SCALAR_FIELDS = tuple(k for k, m in FIELD_META.items() if m.dim == "scalar")
 
 @dataclasses.dataclass
 class SolverOutput:
-    """The state at the end of a solve, with its status (see DESIGN.md).
+    """The state at the end of a solve, with its status (docs/design.md, "Public interface").
 
     Times in years; everything else SI (units in :data:`FIELD_META`). ``status``: 0 the end
     time was reached, 1 stopped early by an event (``dt_actual`` < the requested window),

@@ -1,6 +1,6 @@
 """Adams–Williamson static structure of a mantle in closed form (constant gravity).
 
-Equations (PHYSICS.md, "Static structure"; Bower et al. 2018, PEPI 274, 49–62):
+Equations (docs/physics.md, "Static structure"; Bower et al. 2018, PEPI 274, 49–62):
 
 * β = ρ_s g / K_S unless a positive β is given,
 * ρ(r) = ρ_s e^{β(R−r)},

@@ -1,7 +1,7 @@
 """Build a :class:`MeshArrays` from radii, node count and a structure (host side).
 
 :func:`build_mesh` is the programmatic entry point; :func:`mesh_from_params` reads the
-``[mesh]`` configuration section (CONFIG.md) from any object carrying its key names as
+``[mesh]`` configuration section (docs/config.md) from any object carrying its key names as
 attributes.
 """
 
@@ -183,7 +183,7 @@ def build_mesh(
 
 _MISSING = object()
 
-# Optional [mesh] keys and their CONFIG.md defaults (used when the object lacks them).
+# Optional [mesh] keys and their docs/config.md defaults (used when the object lacks them).
 _MESH_DEFAULTS = {
     "mixing_length_constant_fraction": 0.25,
     "mass_coordinates": True,
@@ -207,14 +207,14 @@ def _get(params, key: str):
 
 
 def mesh_from_params(mesh_params) -> MeshArrays:
-    """Build the mesh from a ``[mesh]`` section object (duck typed, CONFIG.md names).
+    """Build the mesh from a ``[mesh]`` section object (duck typed, docs/config.md names).
 
     Reads ``outer_radius, inner_radius, number_of_nodes, mixing_length_profile,
     mixing_length_constant_fraction, core_density, mass_coordinates, eos_method``
     (1 Adams–Williamson, 2 structure file), ``eos_file`` (path; the config loader makes
     it absolute), ``surface_density, gravitational_acceleration, adiabatic_bulk_modulus,
     adams_williamson_beta, surface_pressure``. Optional keys missing from the object take
-    their CONFIG.md defaults.
+    their docs/config.md defaults.
     """
     method = _get(mesh_params, "eos_method")
     if isinstance(method, bool) or method not in (1, 2):

@@ -2,7 +2,7 @@
 
 Every field is a float64 JAX array (no static data besides array shapes), so a
 ``MeshArrays`` can be passed as a traced argument to a jitted function and a new mesh
-of the same size never triggers a retrace (DESIGN.md, "The performance idea").
+of the same size never triggers a retrace (docs/design.md, "The performance idea").
 
 Index 0 is the core–mantle boundary, increasing outward; N is the number of cells, so
 basic-node arrays have shape (N+1,) and staggered (cell) arrays shape (N,).

@@ -1,6 +1,6 @@
 """Node placement: meshes uniform in radius or in mass coordinate (host-side NumPy).
 
-PHYSICS.md, "Grid": basic nodes r_0 = r_c (core–mantle boundary) < … < r_N = R (surface)
+docs/physics.md, "Grid": basic nodes r_0 = r_c (core–mantle boundary) < … < r_N = R (surface)
 bound N cells; the staggered node of cell i lies between r_i and r_{i+1}.
 
 Mass coordinate (Bower et al. 2018; SPIDER):

@@ -1,6 +1,6 @@
 """Mantle structure read from a file (radius, pressure, density, gravity).
 
-This is how a structure solver hands a self-consistent mantle to aragog (PHYSICS.md,
+This is how a structure solver hands a self-consistent mantle to aragog (docs/physics.md,
 "Static structure"). File format: whitespace-separated text, ``#`` starts a comment,
 at least four columns per row, the first four being
 
