@@ -194,11 +194,12 @@ def _cmd_validate(args) -> int:
 
 
 def _cmd_show_config(args) -> int:
+    from aragog._atomic import write_text_atomically
     from aragog.config import to_toml
 
     text = to_toml(_load(args))
     if args.output:
-        _write_atomically(Path(args.output), text)
+        write_text_atomically(args.output, text, "config")
     else:
         sys.stdout.write(text)
     return 0
@@ -307,12 +308,6 @@ def _cmd_cache_clear(args) -> int:
         print(f"  kept JAX's {left.jax_entries} entries ({cache.format_bytes(left.jax_bytes)}): this is the "
               f"user's own JAX cache, which other programs may share (--all removes them too)")
     return 0
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import logging
 
-from aragog.errors import ConfigError
-
 logger = logging.getLogger("aragog.validation")
 
 
@@ -34,7 +32,7 @@ def check_inputs(params, rhs: bool = True) -> list[str]:
     from aragog import eos, structure
     from aragog.initial import read_entropy_profile
 
-    params.validate()
+    params.validate()  # every rule on the values alone (eos.model, energy.tidal_array, ...)
     lines: list[str] = []
 
     mesh = structure.mesh_from_params(params.mesh)
@@ -58,12 +56,7 @@ def check_inputs(params, rhs: bool = True) -> list[str]:
                 "the CMB pressure %.4g Pa exceeds the EOS tables' range (%.4g Pa); lookups are clipped",
                 float(mesh.P_basic[0]), p_max,
             )
-    else:
-        if params.eos.model not in eos.BUNDLED_MODELS:
-            raise ConfigError(
-                f"eos.model: unknown bundled model {params.eos.model!r}; "
-                f"available: {', '.join(sorted(eos.BUNDLED_MODELS))}"
-            )
+    else:  # params.validate() checked that eos.model names a bundled model
         lines.append(f"EOS: bundled model {params.eos.model!r}")
 
     ic = params.initial_condition
@@ -78,9 +71,6 @@ def check_inputs(params, rhs: bool = True) -> list[str]:
             f"(basal {ic.basal_temperature:g} K)"
         )
 
-    tidal = params.energy.tidal_array
-    if params.energy.tidal and len(tidal) not in (1, n_cells):
-        raise ConfigError(f"energy.tidal_array: has {len(tidal)} values; give 1 or {n_cells} (one per cell)")
     if rhs:
         from aragog.probe import probe_initial_state
 

@@ -42,6 +42,11 @@ __all__ = [
 
 logger = logging.getLogger("aragog.config")
 
+#: The bundled EOS models ``eos.model`` may name: the keys of ``aragog.eos.BUNDLED_MODELS``
+#: (config sits below eos and cannot import it; ``tests/test_one_rule.py`` checks that the
+#: two name the same models). :meth:`Parameters.validate` is the one place that checks it.
+BUNDLED_EOS_MODELS = ("default", "mgsio3")
+
 
 def _f(section: str, name: str) -> Any:
     """The dataclass field for ``section.name``, with the schema's default."""
@@ -335,6 +340,9 @@ class Parameters:
         if len(energy.tidal_array) not in (1, n_cells):
             raise ConfigError(f"`energy.tidal_array` has {len(energy.tidal_array)} values; give 1 (all cells) "
                               f"or {n_cells} (mesh.number_of_nodes - 1, one per cell)")
+        if self.eos.model not in BUNDLED_EOS_MODELS:
+            raise ConfigError(f"eos.model: unknown bundled model {self.eos.model!r}; available: "
+                              f"{', '.join(sorted(BUNDLED_EOS_MODELS))}")
         self._fill_const_properties()
 
     def _fill_const_properties(self) -> None:

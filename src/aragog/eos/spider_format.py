@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 import warnings
 from pathlib import Path
 
 import numpy as np
 
+from aragog._atomic import write_text_atomically
 from aragog.errors import EOSError
 
 __all__ = ["read_table_2d", "read_table_1d", "write_table_2d", "write_table_1d", "exact_scaled"]
@@ -249,18 +249,8 @@ def _format_rows(columns: list[np.ndarray]) -> str:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder, then rename."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="ascii") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write ``text`` to ``path`` atomically (:mod:`aragog._atomic`); failures are EOSError."""
+    write_text_atomically(path, text, "EOS table", encoding="ascii", error=EOSError)
 
 
 def _header(dims: tuple[int, ...], scales, labels: str) -> str:

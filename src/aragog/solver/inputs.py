@@ -16,7 +16,6 @@ import numpy as np
 
 from aragog import eos, physics
 from aragog._jax import jax
-from aragog.errors import ConfigError
 
 logger = logging.getLogger("aragog.solver")
 
@@ -56,21 +55,17 @@ def load_tables(params, eos_dir: str | Path | None = None):
     directory = eos_dir or params.eos.dir
     if directory:
         return eos.load_table_set(directory)
-    if params.eos.model not in eos.BUNDLED_MODELS:
-        raise ConfigError(
-            f"eos.model: unknown bundled model {params.eos.model!r}; available: {', '.join(sorted(eos.BUNDLED_MODELS))}"
-        )
-    return eos.default_table_set(model=params.eos.model)
+    return eos.default_table_set(model=params.eos.model)  # eos.model checked by Parameters.validate
 
 
 def tidal_per_cell(params, n_cells: int) -> np.ndarray:
-    """``energy.tidal_array`` broadcast to one value per cell [W/kg]."""
+    """``energy.tidal_array`` broadcast to one value per cell [W/kg].
+
+    Its length (1 or one per cell) is checked by :meth:`Parameters.validate
+    <aragog.config.Parameters.validate>`, which every caller runs first.
+    """
     tidal = np.asarray(params.energy.tidal_array, dtype=np.float64).ravel()
-    if tidal.size == 1:
-        return np.full(n_cells, tidal[0])
-    if tidal.size != n_cells:
-        raise ConfigError(f"energy.tidal_array: has {tidal.size} values; give 1 or {n_cells} (one per cell)")
-    return tidal
+    return np.array(np.broadcast_to(tidal, (n_cells,)))
 
 
 def heating_params(params, n_cells: int) -> physics.HeatingParams:
