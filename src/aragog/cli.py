@@ -1,8 +1,8 @@
 """The ``aragog`` command.
 
-Sub-commands (DESIGN.md): ``run``, ``validate``, ``show-config``, ``eos generate``,
-``eos check``, ``eos plot``, ``plot``, ``inspect``, ``cache info``, ``cache clear``, ``grid run|status|collect|plot``
-(:mod:`aragog.grid.commands`).
+Sub-commands (docs/design.md, "Public interface"): ``run``, ``validate``, ``show-config``,
+``eos generate``, ``eos check``, ``eos plot``, ``plot``, ``inspect``, ``cache info``,
+``cache clear``, ``grid run|status|collect|plot`` (:mod:`aragog.grid.commands`).
 User errors (an :class:`~aragog.errors.AragogError`, or an OS error such as a missing or
 unwritable file) print one line, ``aragog: error: ...``, with no traceback, and exit 1;
 argument errors exit 2 (argparse).
