@@ -1,9 +1,10 @@
 """From validated :class:`~aragog.config.Parameters` to the physics' static options and
 traced inputs.
 
-The split is the whole performance idea of docs/design.md ("The performance idea"): :func:`physics_options` returns the
-few hashable switches that select which code is traced; :func:`physics_inputs` returns
-every number that may change between solves as a float64 leaf of one pytree. The
+The split is the whole performance idea of docs/design.md ("The performance idea"):
+:func:`physics_options` returns the few hashable switches that select which code is
+traced; :func:`physics_inputs` returns every number that may change between solves as a
+float64 leaf of one pytree. The
 :func:`static_key` of the two decides whether a compiled :class:`JitPair` can be reused.
 """
 
