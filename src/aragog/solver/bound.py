@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from aragog._jax import jax
-
-if TYPE_CHECKING:
-    from aragog.solver.jitpair import JitPair, ProgramStats
+from aragog.solver.program_stats import ProgramStats
 
 __all__ = ["BoundPair"]
 
@@ -30,7 +28,9 @@ class BoundPair:
     the compiled call propagate (the integrator adapters turn them into recoverable errors).
     """
 
-    def __init__(self, pair: JitPair, args: Any, call_stats: Mapping[str, ProgramStats] | None = None):
+    def __init__(self, pair: Any, args: Any, call_stats: Mapping[str, ProgramStats] | None = None):
+        # pair: the aragog.solver.jitpair.JitPair that owns the executables (the type is not
+        # imported: jitpair imports this module)
         self.pair = pair
         self._call_stats = call_stats
         self.n = pair.n
@@ -71,13 +71,11 @@ class BoundPair:
         stats.call_seconds += time.perf_counter() - t0
         return out
 
-    def _stats(self, name: str) -> "ProgramStats":
+    def _stats(self, name: str) -> ProgramStats:
         if self._call_stats is None:
             return self.pair._programs[name].stats
         stats = self._call_stats.get(name)
         if stats is None:  # the solver's own counters of a program it had not called yet
-            from aragog.solver.jitpair import ProgramStats
-
             stats = self._call_stats[name] = ProgramStats()
         return stats
 

@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import math
 import weakref
-from typing import TYPE_CHECKING, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from aragog.solver.backends.common import CallbackGuard
-
-if TYPE_CHECKING:
-    from aragog.solver.backends.cvode import _Run
 
 __all__ = ["WarmStart", "WARM_JUMP_TOL"]
 
@@ -128,9 +125,10 @@ def _wrms(v: np.ndarray, w: np.ndarray) -> float:
 
 
 def _warm_begin(warm: WarmStart, guard: CallbackGuard, t_eval, y0, signature, rtol, atol,
-                setup) -> tuple[_Run, str, float | None]:
+                setup) -> tuple[Any, str, float | None]:
     """Pick the start mode (:class:`WarmStart`) and make the CVODE memory ready to march.
-    ``setup()`` returns a fresh, configured :class:`_Run` (raises ``ValueError``)."""
+    ``setup()`` returns a fresh, configured :class:`aragog.solver.backends.cvode._Run`
+    (raises ``ValueError``; not imported here: cvode imports this module)."""
     run = warm._slot[0]
     if run is None or warm._signature != signature:
         warm.close()
