@@ -16,7 +16,7 @@ import math
 import sys
 from pathlib import Path
 
-from aragog import __version__
+from aragog._version import __version__
 from aragog.errors import AragogError
 
 logger = logging.getLogger("aragog.cli")

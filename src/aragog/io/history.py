@@ -8,9 +8,9 @@ A run produces two kinds of output:
   shape ``(n_s, N)`` on the staggered nodes (cell centres) or ``(n_s, N+1)`` on the basic
   nodes (cell boundaries).
 
-Names, units and long names come from :data:`aragog.solver.output.FIELD_META`; a
+Names, units and long names come from :data:`aragog.fields.FIELD_META`; a
 variable that is not listed there can be carried with its own
-:class:`~aragog.solver.output.FieldMeta` in :attr:`RunHistory.extra_meta`.
+:class:`~aragog.fields.FieldMeta` in :attr:`RunHistory.extra_meta`.
 Times are in years (Julian year, 31 557 600 s), radii in metres.
 """
 
@@ -24,7 +24,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from aragog.solver.output import FIELD_META, FieldMeta
+from aragog.fields import DIMS, FIELD_META, FieldMeta
 
 __all__ = ["RunHistory", "select_snapshots", "RESERVED_ATTRS", "COORDINATE_NAMES"]
 
@@ -34,7 +34,6 @@ RESERVED_ATTRS = ("Conventions", "title", "source", "history")
 #: Names of the coordinate variables in the file; no data variable may use them.
 COORDINATE_NAMES = ("time", "snapshot_time", "radius_staggered", "radius_basic")
 
-_DIMS = ("scalar", "staggered", "basic")
 # netCDF allows more, but these names are safe for every netCDF/xarray/NCO tool.
 _VAR_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 # Attribute names starting with "_" are reserved by netCDF (_FillValue, _NCProperties, ...).
@@ -207,9 +206,9 @@ class RunHistory:
                 raise ValueError(
                     f"RunHistory.extra_meta[{name!r}]: expected FieldMeta(dim, units, long_name)"
                 ) from None
-            if meta.dim not in _DIMS:
+            if meta.dim not in DIMS:
                 raise ValueError(
-                    f"RunHistory.extra_meta[{name!r}]: dim must be one of {_DIMS}, got {meta.dim!r}"
+                    f"RunHistory.extra_meta[{name!r}]: dim must be one of {DIMS}, got {meta.dim!r}"
                 )
             if not isinstance(meta.units, str) or not isinstance(meta.long_name, str) or not meta.long_name:
                 raise ValueError(

@@ -27,10 +27,11 @@ from typing import Any
 import netCDF4
 import numpy as np
 
+from aragog._version import provenance_attrs
 from aragog.errors import AragogError
+from aragog.fields import FIELD_META, FieldMeta
 from aragog.io._atomic import atomic_output
 from aragog.io.history import _ATTR_NAME, COORDINATE_NAMES, RESERVED_ATTRS, RunHistory
-from aragog.solver.output import FIELD_META, FieldMeta
 
 __all__ = ["write_netcdf", "read_netcdf", "TITLE", "CONVENTIONS"]
 
@@ -42,13 +43,6 @@ _FORMAT = "NETCDF4"  # NETCDF4_CLASSIC has no 64-bit integer attributes
 _DIM_OF = {"staggered": "staggered", "basic": "basic"}
 _RADIUS_OF = {"staggered": "radius_staggered", "basic": "radius_basic"}
 _COMPRESS = {"zlib": True, "complevel": 4, "shuffle": True}  # lossless
-
-
-def _aragog_version() -> str:
-    # Looked up at call time: aragog/__init__ may import aragog.io.
-    import aragog
-
-    return str(getattr(aragog, "__version__", "unknown"))
 
 
 def _coordinate(ds: netCDF4.Dataset, name: str, dim: str, values: np.ndarray, **attrs: str) -> None:
@@ -72,14 +66,8 @@ def _data_variable(
 
 
 def _write(ds: netCDF4.Dataset, history: RunHistory, created: str) -> None:
-    version = _aragog_version()
     ds.setncatts(
-        {
-            "Conventions": CONVENTIONS,
-            "title": TITLE,
-            "source": f"aragog {version}",
-            "history": f"{created}: written by aragog {version} (aragog.io.write_netcdf)",
-        }
+        {"Conventions": CONVENTIONS, "title": TITLE, **provenance_attrs(created, "written", "aragog.io.write_netcdf")}
     )
     ds.setncatts(history.attrs)
 

@@ -11,50 +11,16 @@ basic-node arrays have shape (N+1,) and staggered (cell) arrays shape (N,).
 from __future__ import annotations
 
 import dataclasses
-from typing import NamedTuple
-
 import numpy as np
 
 from aragog._jax import jax, jnp
+from aragog.fields import MESH_ARRAYS_FIELDS, FieldMeta
 
 __all__ = ["MeshArrays", "FieldDoc", "MESH_ARRAYS_FIELDS"]
 
-
-class FieldDoc(NamedTuple):
-    """Documentation of one ``MeshArrays`` field."""
-
-    shape: str  # "(N+1,)", "(N,)" or "()"
-    units: str
-    long_name: str
-
-
-#: Shape, units and meaning of every ``MeshArrays`` field, in field order (also usable
-#: for netCDF attributes).
-MESH_ARRAYS_FIELDS: dict[str, FieldDoc] = {
-    "r_basic": FieldDoc("(N+1,)", "m", "radius of the basic nodes (cell boundaries)"),
-    "r_stag": FieldDoc("(N,)", "m", "radius of the staggered nodes (cell centres)"),
-    "xi_basic": FieldDoc("(N+1,)", "m", "mass coordinate xi at the basic nodes (= r on a radius mesh)"),
-    "xi_stag": FieldDoc("(N,)", "m", "mass coordinate xi at the staggered nodes (= r on a radius mesh)"),
-    "area_basic": FieldDoc("(N+1,)", "m2", "spherical surface area 4 pi r^2 at the basic nodes"),
-    "volume_stag": FieldDoc("(N,)", "m3", "cell volume 4/3 pi (r_{i+1}^3 - r_i^3)"),
-    "mass_stag": FieldDoc("(N,)", "kg", "cell mass from the static structure density"),
-    "P_basic": FieldDoc("(N+1,)", "Pa", "static pressure at the basic nodes"),
-    "P_stag": FieldDoc("(N,)", "Pa", "static pressure at the staggered nodes"),
-    "g_basic": FieldDoc("(N+1,)", "m s-2", "gravitational acceleration (magnitude, inward) at the basic nodes"),
-    "g_stag": FieldDoc("(N,)", "m s-2", "gravitational acceleration (magnitude, inward) at the staggered nodes"),
-    "rho_basic": FieldDoc("(N+1,)", "kg m-3", "static structure density at the basic nodes"),
-    "rho_stag": FieldDoc("(N,)", "kg m-3", "static structure density at the staggered nodes"),
-    "dxidr_basic": FieldDoc("(N+1,)", "1", "d xi / d r at the basic nodes (1 on a radius mesh)"),
-    "dxidr_stag": FieldDoc("(N,)", "1", "d xi / d r at the staggered nodes (1 on a radius mesh)"),
-    "mixing_length_basic": FieldDoc("(N+1,)", "m", "mixing length at the basic nodes"),
-    "mixing_length_stag": FieldDoc("(N,)", "m", "mixing length at the staggered nodes"),
-    "inner_radius": FieldDoc("()", "m", "core-mantle boundary radius r_c"),
-    "outer_radius": FieldDoc("()", "m", "planet (surface) radius R"),
-    "core_mass": FieldDoc("()", "kg", "core mass 4/3 pi r_c^3 rho_core"),
-    "mantle_mass": FieldDoc("()", "kg", "mantle mass between r_c and R (structure density)"),
-    "mean_density": FieldDoc("()", "kg m-3", "mean mantle density M_mantle / (4/3 pi (R^3 - r_c^3))"),
-    "surface_pressure": FieldDoc("()", "Pa", "static pressure at r = R"),
-}
+#: The documentation record of a ``MeshArrays`` field: :class:`aragog.fields.FieldMeta`
+#: (``dim``, ``units``, ``long_name``; ``.shape`` gives ``"(N+1,)"``, ``"(N,)"`` or ``"()"``).
+FieldDoc = FieldMeta
 
 
 @dataclasses.dataclass(frozen=True, eq=False)  # array fields: no elementwise ==
