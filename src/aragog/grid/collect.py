@@ -271,14 +271,13 @@ def build_dataset(grid: dict[str, Any], runs: list[PointData], where: Path) -> x
 
 
 def _global_attrs(grid: dict[str, Any], runs: list[PointData]) -> dict[str, Any]:
-    import aragog
+    from aragog._version import provenance_attrs
 
-    version = str(getattr(aragog, "__version__", "unknown"))
     now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
     count = {s: sum(r.status == s for r in runs) for s in STATUS_CODES}
     return {
-        "Conventions": CONVENTIONS, "title": TITLE, "source": f"aragog {version}",
-        "history": f"{now}: collected by aragog {version} (aragog.grid.collect_grid) from {len(runs)} points",
+        "Conventions": CONVENTIONS, "title": TITLE,
+        **provenance_attrs(now, "collected", "aragog.grid.collect_grid", f" from {len(runs)} points"),
         "spec_hash": str(grid.get("spec_hash") or ""), "grid_file": str(grid.get("grid_file") or ""),
         "grid_mode": str(grid.get("mode", "product")), "grid_axes": " ".join(grid.get("axes", {})),
         "grid_spec": json.dumps(grid.get("spec", {}), sort_keys=True),

@@ -136,7 +136,7 @@ def prepare_grid(spec: GridSpec | str | os.PathLike, out: str | os.PathLike | No
         ConfigError: an invalid grid or point (naming the point, key and value), or an
             output folder that holds another grid.
     """
-    from aragog import __version__
+    from aragog._version import __version__
     from aragog.solver import EntropySolver
 
     if not isinstance(spec, GridSpec):
