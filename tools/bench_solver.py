@@ -54,7 +54,9 @@ import numpy as np
 
 from aragog import EntropySolver, load_config
 from aragog._jax import jax
+from aragog.solver.engines import bare_executables, compile_stats, compiled_program
 from aragog.solver.hlo import kernel_counts
+from aragog.solver.jitpair import JitPair
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"cold_first_solve_s": 2.5, "warm_first_solve_s": 0.5}
@@ -85,9 +87,7 @@ def program_call_costs(solver, calls: int) -> dict:
     """us per bare call of the compiled rhs / jac / diagnostics (executable called
     directly with the bound inputs) and per integrator callback (rhs_into / jac_into) at
     the solver's current state (median of ``calls``; diagnostics ``calls // 10``)."""
-    pair = solver._pair
-    if not hasattr(pair, "_programs"):  # compile_mode "blocks": callbacks only
-        pair = None
+    fused = isinstance(solver.programs, JitPair)  # compile_mode "blocks": callbacks only
     y = solver._y0()
     bound = solver._bound
     out_r = np.empty(bound.n)
@@ -95,9 +95,8 @@ def program_call_costs(solver, calls: int) -> dict:
     out_j = np.empty(shape)
     row = {"rhs_callback_us": us_per_call(lambda: bound.rhs_into(0.0, y, out_r), calls),
            "jac_callback_us": us_per_call(lambda: bound.jac_into(0.0, y, out_j), max(calls // 4, 10))}
-    if pair is not None:
-        inputs = bound._inputs
-        progs = {k: pair._program(k).compiled for k in ("rhs", "jac", "diagnostics")}
+    if fused:
+        progs, inputs = bare_executables(bound, ("rhs", "jac", "diagnostics"))
         row["rhs_bare_us"] = us_per_call(lambda: np.asarray(progs["rhs"](0.0, y, *inputs)), calls)
         row["jac_bare_us"] = us_per_call(lambda: np.asarray(progs["jac"](0.0, y, *inputs)), max(calls // 4, 10))
         row["diagnostics_bare_us"] = us_per_call(
@@ -151,10 +150,10 @@ def first_solve_worker(cfg: dict) -> dict:
         if st["compiles"] + st["loads"] == 0:  # not built, or not compiled at all ("initial": NumPy)
             continue
         entry = {k: st[k] for k in ("source", "traces", "compiles", "loads", "trace_seconds", "compile_seconds")}
-        prog = getattr(solver._pair, "_programs", {}).get(name)
-        if prog is not None and prog.compiled is not None:
-            entry.update(entry_kernels(prog.compiled))
-            entry["compiler_options"] = prog.options
+        prog = compiled_program(solver.programs, name)  # (executable, XLA options) or None
+        if prog is not None:
+            entry.update(entry_kernels(prog[0]))
+            entry["compiler_options"] = prog[1]
         programs[name] = entry
     init_wall = w1 - w0
     parts = timers["tables"] + timers["mesh"] + timers["initial_state"]
@@ -265,26 +264,27 @@ def callback_costs(config: Path, nodes: int, calls: int) -> dict:
         if mode == "dense":
             solver.parameters.solver.jacobian = "jax"
             solver.reset()
-            solver._pair = solver._build_pair(solver._options, solver._inputs, "dense")
-            solver._baseline = None  # its counters are this pair's own (not a shared one's)
+            pair = solver.fresh_programs("dense")  # its own, unshared counters
         solver.initialize() if mode == "jax" else solver.set_initial_entropy(
             solver.entropy_at(solver.parameters.initial_condition.surface_temperature,
-                              float(solver._inputs.mesh.P_basic[-1])))
+                              float(solver.inputs.mesh.P_basic[-1])))
+        if mode == "jax":
+            pair = solver.programs
         y = solver._y0()
-        bound = solver._pair.bind(solver._inputs)
+        bound = pair.bind(solver.inputs)
         out_r = np.empty(bound.n)
         shape = (bound.ml + bound.mu + 1, bound.n) if bound.jac_layout == "band" else (bound.n, bound.n)
         out_j = np.empty(shape)
-        rhs_prog = solver._pair._program("rhs").compiled
-        jac_prog = solver._pair._program("jac").compiled
-        inputs = bound._inputs
+        progs, inputs = bare_executables(bound, ("rhs", "jac"))
+        rhs_prog, jac_prog = progs["rhs"], progs["jac"]
+        jac_stats = (solver.jit_stats if mode == "jax" else compile_stats(pair))["jac"]
         rows[mode] = {
             "n_state": bound.n,
             "rhs_callback_us": us_per_call(lambda: bound.rhs_into(0.0, y, out_r), calls),
             "rhs_bare_us": us_per_call(lambda: np.asarray(rhs_prog(0.0, y, *inputs)), calls),
             "jac_callback_us": us_per_call(lambda: bound.jac_into(0.0, y, out_j), calls),
             "jac_bare_us": us_per_call(lambda: np.asarray(jac_prog(0.0, y, *inputs)), calls),
-            "jac_compile_s": solver.jit_stats["jac"]["compile_seconds"],
+            "jac_compile_s": jac_stats["compile_seconds"],
         }
         rows[mode]["jac_in_rhs_calls"] = rows[mode]["jac_callback_us"] / rows[mode]["rhs_callback_us"]
     return rows

@@ -74,16 +74,17 @@ def _change_inputs(params, i: int, t: float, window: float, radius0: float, mesh
 def _compile_table(stats: dict, programs=None) -> dict:
     """Per program: the compile counters of ``stats`` (jit_stats) and, for the programs of
     a fused pair (``programs``: its JitPair), the kernels of the compiled executable."""
+    from aragog.solver.engines import compiled_program
     from aragog.solver.hlo import kernel_counts
 
     keys = ("traces", "compiles", "loads", "trace_seconds", "compile_seconds", "source")
     out = {k: {kk: v[kk] for kk in keys} for k, v in stats.items()}
     for name, entry in out.items():
-        prog = getattr(programs, "_programs", {}).get(name)
+        prog = compiled_program(programs, name)  # (executable, XLA options) or None
         entry["kernels"] = None
-        if prog is not None and prog.compiled is not None:
+        if prog is not None:
             try:
-                entry["kernels"] = kernel_counts(prog.compiled)["kernels"]
+                entry["kernels"] = kernel_counts(prog[0])["kernels"]
             except Exception:  # noqa: BLE001 - a deserialized executable may have no HLO text
                 pass
     return out
@@ -127,7 +128,7 @@ def worker_loop(cfg: dict) -> dict:
         cumulative.append(time.perf_counter() - t0)
         if i == 0:
             solver.get_state()  # the output program, as a coupling loop reads the state
-            first_stats = _compile_table(solver.jit_stats, solver._pair)
+            first_stats = _compile_table(solver.jit_stats, solver.programs)
             counts_after_first = {k: (v["traces"], v["compiles"] + v["loads"]) for k, v in solver.jit_stats.items()}
             rows[0]["wall_s"] = time.perf_counter() - t0  # includes initialize + compiles
     counts = {k: (v["traces"], v["compiles"] + v["loads"]) for k, v in solver.jit_stats.items()}
@@ -155,13 +156,13 @@ def worker_rebuild(cfg: dict) -> dict:
     y = solver._y0()
     t = 0.0
     rows = []
-    ml, mu = physics.band_widths(solver._options)
+    ml, mu = physics.band_widths(solver.options)
     for i in range(cfg["solves"]):
         w0 = time.perf_counter()
         if i > 0:
             _change_inputs(solver.parameters, i, t, cfg["window"], radius0, cfg["mesh_change"])
             solver.reset()
-        inputs, options = solver._inputs, solver._options
+        inputs, options = solver.inputs, solver.options
         rhs = jax.jit(lambda tt, yy: physics.rhs(tt, yy, inputs, options))  # closure: baked inputs
         jac_dense = jax.jit(jax.jacfwd(lambda yy, tt: physics.rhs(tt, yy, inputs, options)))
 

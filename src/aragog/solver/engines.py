@@ -15,7 +15,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["shared_programs", "compile_stats", "clear_shared_programs", "store_key"]
+__all__ = ["shared_programs", "compile_stats", "clear_shared_programs", "store_key", "block_programs",
+           "compiled_program", "bare_executables"]
 
 _CACHE: "OrderedDict[tuple, object]" = OrderedDict()
 _SIZE = 16
@@ -40,6 +41,19 @@ def shared_programs(key: tuple, build: Callable[[], object]) -> tuple[object, bo
 def clear_shared_programs() -> None:
     """Forget every shared program (the next solver of each key compiles again)."""
     _CACHE.clear()
+
+
+def block_programs(options, inputs, store: str | None = None):
+    """compile_mode "blocks": a :class:`~aragog.solver.blocks.BlockPrograms` (the right-hand
+    side recorded with aragog.csdl; structure, thermal and diagnostics submodels compiled as
+    separate blocks at first use) for ``options`` and ``inputs``; ``store``: its
+    :func:`store_key`."""
+    from aragog import physics
+    from aragog.solver.blocks import BlockPrograms
+
+    n_state = physics.state_size(inputs.mesh.number_of_cells, options)
+    ml, mu = physics.band_widths(options)
+    return BlockPrograms(options, inputs, n_state, ml, mu, store_key=store)
 
 
 def compile_stats(programs) -> dict:
@@ -73,7 +87,7 @@ def store_key(key: tuple) -> str:
     return hashlib.sha256(repr(key).encode()).hexdigest() + "-" + code_identity()
 
 
-def solver_stats(pair, baseline: dict | None, calls: dict, initial: dict) -> dict:
+def solver_stats(pair, baseline: dict | None, calls: dict, initial) -> dict:
     """``EntropySolver.jit_stats``: per program ("rhs", "jac", "diagnostics",
     "melt_fraction", "powers", "initial"; with compile_mode "blocks" also "block:structure",
     "block:thermal", "block:diagnostics", "block:vjp(structure)", "block:vjp(thermal)"):
@@ -85,7 +99,9 @@ def solver_stats(pair, baseline: dict | None, calls: dict, initial: dict) -> dic
     - ``source``: where the program in use came from: ``"compiled"``, ``"disk"``
       (persistent cache), ``"memory"`` (compiled earlier in this process, by another solver
       with the same static key) or ``"none"`` (not built yet); "initial" (the EOS inversion
-      of ``entropy_at``) is computed in NumPy, never compiled: ``"numpy"`` once called;
+      of ``entropy_at``, counted in the :class:`~aragog.solver.jitpair.ProgramStats`
+      ``initial``, so its keys are those of every entry) is computed in NumPy, never
+      compiled: ``"numpy"`` once called;
     - ``calls``, ``call_seconds``: this solver's calls (``calls``: its ProgramStats per
       program; for blocks: direct calls of the block by every solver of the process).
 
@@ -108,7 +124,7 @@ def solver_stats(pair, baseline: dict | None, calls: dict, initial: dict) -> dic
             if name.startswith("block:"):
                 entry["calls"] = pair.blocks()[name[6:]].direct_calls
             stats[name] = entry
-    stats["initial"] = dict(initial)
+    stats["initial"] = initial.as_dict()  # a ProgramStats: the keys of every other entry
     return stats
 
 
@@ -138,3 +154,22 @@ def programs_in_cache(pair, names, configured_dir) -> bool:
         return False
     store = ExecutableStore(Path(directory) / EXECUTABLES)
     return all(pair.stored(name, store) for name in names)
+
+
+def compiled_program(programs, name: str):
+    """``(executable, XLA options)`` of program ``name`` of a fused JitPair as compiled so
+    far (compiles nothing), or ``None``: not compiled yet, no such program, or
+    ``programs`` is not a JitPair (compile_mode "blocks"). For benchmarks and profiles
+    (kernel counts of the executable)."""
+    prog = getattr(programs, "_programs", {}).get(name)
+    if prog is None or prog.compiled is None:
+        return None
+    return prog.compiled, dict(prog.options)
+
+
+def bare_executables(bound, names) -> tuple[dict, tuple]:
+    """``(executables, inputs)`` of a JitPair's bound programs (``pair.bind(...)``):
+    ``executables[name](t, y, *inputs)`` calls program ``name`` (compiled now if needed)
+    with the bound, packed device inputs and no checks or counters (benchmarks' "bare" call
+    costs, against the callbacks ``bound.rhs_into`` / ``jac_into``)."""
+    return {name: bound.pair._program(name).compiled for name in names}, bound._inputs

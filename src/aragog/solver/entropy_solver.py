@@ -20,21 +20,21 @@ from pathlib import Path
 
 import numpy as np
 
-from aragog import eos, physics, structure
+from aragog import eos, structure
 from aragog.errors import AragogError, ConfigError
 from aragog.solver import inputs as _inputs
 from aragog.solver.backends import METHODS, integrate
-from aragog.solver.blocks import BlockPrograms
 from aragog.solver.budget import EnergyBook
 from aragog.solver.cache import configure_compilation_cache
-from aragog.solver.engines import (compile_stats, log_new_compiles, programs_in_cache, shared_programs,
-                                   solver_stats, store_key)
+from aragog.solver.engines import (block_programs, compile_stats, log_new_compiles, programs_in_cache,
+                                   shared_programs, solver_stats, store_key)
 from aragog.solver.inversion import entropy_of_temperature
 from aragog.solver.jitpair import JitPair, ProgramStats
 from aragog.solver.programs import fused_programs, start_compiles
 from aragog.solver.output import SolverOutput
 from aragog.solver.problems import NoJacobian, WallClockLimit
-from aragog.solver.results import output_fields, run_history
+from aragog.solver.results import (LastSolve, history_rows, join_state, output_fields, split_state, state_key,
+                                   trim_records)
 from aragog.solver.step_caps import step_cap_event
 
 logger = logging.getLogger("aragog.solver")
@@ -62,10 +62,11 @@ class EntropySolver:
 
     def __new__(cls, params=None, *args, **kwargs):
         # The upstream aragog's parameters (aragog.parser) get the upstream interface.
-        if cls is EntropySolver and _is_upstream_parameters(params):
-            from aragog.solver.upstream import UpstreamEntropySolver
+        if cls is EntropySolver:
+            from aragog.solver.upstream import UpstreamEntropySolver, is_upstream_parameters
 
-            return super().__new__(UpstreamEntropySolver)
+            if is_upstream_parameters(params):
+                return super().__new__(UpstreamEntropySolver)
         return super().__new__(cls)
 
     #: programs compiled in a thread overlapping the first integration ("powers": the
@@ -75,7 +76,7 @@ class EntropySolver:
     def __init__(self, params, *, eos_dir: str | Path | None = None):
         self._params = params  # native Parameters (see the ``parameters`` property)
         self.eos_dir = eos_dir
-        self._pair: JitPair | BlockPrograms | None = None  # the compiled programs in use
+        self._pair = None  # the compiled programs in use (JitPair or BlockPrograms)
         self._key = None
         self._baseline: dict | None = None  # compile stats when shared programs were taken
         self._calls: dict[str, ProgramStats] = {}  # this solver's calls per program
@@ -90,12 +91,11 @@ class EntropySolver:
         self._T_core: float | None = None  # bower2018 slot [K]; None: the bottom cell's T
         self._time: float | None = None  # model time of the state [yr]
         self._records: list[tuple[np.ndarray, np.ndarray, object]] = []  # (t yr, y, inputs)
-        self._last: dict | None = None
+        self._last: LastSolve | None = None  # the last solve's end (None: none since initialize)
         self._warm = None  # the CVODE memory kept between solves (solver.warm_start)
         self._y_end = None  # (state key, S, y): the last solve's end state as integrated
         self._energy = EnergyBook()  # energy budget of get_state (aragog.solver.budget)
-        self._initial_stats = {"traces": 0, "compiles": 0, "loads": 0, "trace_seconds": 0.0,
-                               "compile_seconds": 0.0, "calls": 0, "call_seconds": 0.0, "source": "none"}
+        self._initial_stats = ProgramStats()  # entropy_at's NumPy EOS inversions ("initial")
 
     @property
     def parameters(self):
@@ -149,7 +149,7 @@ class EntropySolver:
             configure_compilation_cache(params.solver.jax_cache_dir, params.solver.jax_cache_max_mb)
             if self._pair is not None:
                 logger.info("static inputs changed: using new compiled programs")
-            builder = self._build_pair if mode == "fused" else self._build_blocks
+            builder = fused_programs if mode == "fused" else block_programs
             self._pair, reused = shared_programs(key, lambda: builder(options, inputs, store=store_key(key)))
             if reused and hasattr(self._pair, "wait_background"):
                 self._pair.wait_background()  # its compiles are the first solver's, not ours
@@ -197,10 +197,9 @@ class EntropySolver:
         Always ``False`` for ``compile_mode = "blocks"`` or with the cache off."""
         params = (self._params if params is None else params).validate()
         mode, options, _, inputs, key = self._derive(params)
-        if mode != "fused":
-            return False
-        pair = fused_programs(options, inputs, store=store_key(key))
-        return programs_in_cache(pair, ("rhs", "jac", *self._background_programs), params.solver.jax_cache_dir)
+        return mode == "fused" and programs_in_cache(fused_programs(options, inputs, store=store_key(key)),
+                                                     ("rhs", "jac", *self._background_programs),
+                                                     params.solver.jax_cache_dir)
 
     def wait_for_programs(self) -> "EntropySolver":
         """Block until the programs that :meth:`reset` started compiling in the background
@@ -238,16 +237,32 @@ class EntropySolver:
             self._eos_cache = {key: data}  # keep one set
         return self._eos_cache[key]
 
-    def _build_pair(self, options, inputs, jacobian: str = "banded", store: str | None = None) -> JitPair:
-        """compile_mode "fused": :func:`aragog.solver.programs.fused_programs`."""
-        return fused_programs(options, inputs, jacobian, store)
+    def fresh_programs(self, jacobian: str = "banded") -> JitPair:
+        """A new fused :class:`~aragog.solver.jitpair.JitPair` of the current options and inputs
+        (compiled at first use): not shared, not stored in the persistent cache, not used by
+        this solver (benchmarks compare it, e.g. ``jacobian="dense"``, with :attr:`programs`)."""
+        self._require_inputs()
+        return fused_programs(self._options, self._inputs, jacobian)
 
-    def _build_blocks(self, options, inputs, store: str | None = None) -> BlockPrograms:
-        """compile_mode "blocks": the right-hand side recorded with aragog.csdl, structure,
-        thermal and diagnostics submodels compiled as separate blocks (compiled at first use)."""
-        n_state = physics.state_size(inputs.mesh.number_of_cells, options)
-        ml, mu = physics.band_widths(options)
-        return BlockPrograms(options, inputs, n_state, ml, mu, store_key=store)
+    # ------------------------------------------------------------------ read-only views
+    @property
+    def programs(self):
+        """The compiled programs in use (read-only; maybe shared with other solvers of the same
+        static key): a :class:`~aragog.solver.jitpair.JitPair` (compile_mode "fused") or a
+        :class:`~aragog.solver.blocks.BlockPrograms` ("blocks"); ``None`` before :meth:`reset`."""
+        return self._pair
+
+    @property
+    def inputs(self):
+        """The traced physics inputs (read-only): the pytree of arrays (mesh, scales, tables,
+        boundary values) the programs are called with since :meth:`reset`; ``None`` before."""
+        return self._inputs
+
+    @property
+    def options(self):
+        """The static physics options of the last :meth:`reset` (read-only; part of the
+        programs' static key); ``None`` before it."""
+        return self._options
 
     # ------------------------------------------------------------------ state
     @property
@@ -265,9 +280,9 @@ class EntropySolver:
         stats = self._initial_stats
         t0 = time.perf_counter()
         value = entropy_of_temperature(temperature, pressure, self._energy.eos(self._inputs, self._options))
-        stats["calls"] += 1
-        stats["call_seconds"] += time.perf_counter() - t0
-        stats["source"] = "numpy"
+        stats.calls += 1
+        stats.call_seconds += time.perf_counter() - t0
+        stats.source = "numpy"
         if not np.isfinite(value):
             raise AragogError(f"no entropy gives T = {temperature} K at P = {pressure} Pa in the EOS")
         return value
@@ -328,22 +343,16 @@ class EntropySolver:
         end = self._y_end
         if end is not None and end[0] == self._state_key() and np.array_equal(end[1], self._S):
             return end[2].copy()  # the integrator's own end state, not S / scale (rounded)
-        y = self._S / float(sc.S)
-        if self._options.energy_balance:
-            y = np.concatenate([[self._dSdr_cmb / float(sc.dSdr)], y])
-        elif self._options.core_temperature_slot:
-            if self._T_core is None:  # the bottom cell's temperature (placeholder slot 1)
-                t = self._time if self._time is not None else 0.0
-                d = self._bound.call("diagnostics", t, np.concatenate([[1.0], y]))
-                self._T_core = float(d.T[0])
-            y = np.concatenate([[self._T_core / float(sc.T)], y])
-        return y
+        if self._options.core_temperature_slot and self._T_core is None:  # the bottom cell's T,
+            t = self._time if self._time is not None else 0.0  # with a placeholder slot of 1
+            y = np.concatenate([[1.0], self._S / float(sc.S)])
+            self._T_core = float(self._bound.call("diagnostics", t, y).T[0])
+        slot = self._dSdr_cmb if self._options.energy_balance else self._T_core
+        return join_state(self._S, slot, sc, self._options)
 
     def _state_key(self) -> tuple:
         """What, besides the entropy, maps the state to the integrator's vector."""
-        sc, o = self._inputs.scales, self._options
-        return (float(sc.S), float(sc.dSdr), float(sc.T), bool(o.energy_balance),
-                bool(o.core_temperature_slot), self._dSdr_cmb, self._T_core)
+        return state_key(self._inputs.scales, self._options, self._dSdr_cmb, self._T_core)
 
     # ------------------------------------------------------------------ solve
     def solve(self) -> None:
@@ -388,11 +397,7 @@ class EntropySolver:
             if result.t_event is not None and (len(t_out) == 0 or t_out[-1] != result.t_event):
                 t_out = np.append(t_out, result.t_event)
                 y_out = np.vstack([y_out, result.y_event])
-        # History: every output time of the latest solve, only the final state of earlier
-        # ones (bounded memory over 10^4 coupling solves).
-        if self._records:
-            t_prev, y_prev, inp_prev = self._records[-1]
-            self._records[-1] = (t_prev[-1:], y_prev[-1:], inp_prev)
+        trim_records(self._records)  # every output time of the latest solve only
         self._records.append((np.asarray(t_out, dtype=np.float64), np.asarray(y_out), self._inputs))
         if len(t_out) > 0:  # a failed solve still moves to the last state reached
             S, slot = self._split(y_final)
@@ -402,10 +407,8 @@ class EntropySolver:
             elif slot is not None:
                 self._dSdr_cmb = slot
             self._y_end = (self._state_key(), S.copy(), np.array(y_final, dtype=np.float64))
-        self._last = {
-            "status": int(status), "message": message, "t0": t0, "t_final": float(t_final),
-            "y": np.asarray(y_final), "result": result, "wall": time.perf_counter() - wall0,
-        }
+        self._last = LastSolve(status=int(status), message=message, t0=t0, t_final=float(t_final),
+                               y=np.asarray(y_final), result=result, wall=time.perf_counter() - wall0)
         if status < 0:
             logger.warning("solve failed at t = %.6g yr: %s", t_final, message)
         self._log_compiles()
@@ -425,12 +428,7 @@ class EntropySolver:
         return self._warm
 
     def _split(self, y):
-        sc = self._inputs.scales
-        if self._options.energy_balance:
-            return np.asarray(y[1:]) * float(sc.S), float(y[0]) * float(sc.dSdr)
-        if self._options.core_temperature_slot:
-            return np.asarray(y[1:]) * float(sc.S), float(y[0]) * float(sc.T)
-        return np.asarray(y) * float(sc.S), None
+        return split_state(y, self._inputs.scales, self._options)
 
     # ------------------------------------------------------------------ results
     def get_state(self, energy_budget: bool = False) -> SolverOutput:
@@ -447,20 +445,18 @@ class EntropySolver:
         t = self._time if self._time is not None else float(self._params.solver.start_time)
         d = self._bound.call("diagnostics", t, y)
         self._log_compiles()
-        last = self._last or {"status": 0, "message": "not integrated yet", "t0": t, "t_final": t,
-                              "result": None, "wall": 0.0}
-        res = last["result"]
+        last = self._last or LastSolve.not_integrated(t)
+        res = last.result
         energy = {}
         if energy_budget:
             energy = self._energy.state_fields(d, self._inputs, self._options)
             energy.update(self._energy.step_fields(self._records, self._bind, self._options, self._last))
         return SolverOutput(
-            time=float(t), status=last["status"], message=last["message"],
-            dt_actual=float(last["t_final"] - last["t0"]),
+            time=float(t), status=last.status, message=last.message, dt_actual=float(last.t_final - last.t0),
             **output_fields(d, self._inputs, self._options),
             nfev=res.nfev if res else 0, njev=res.njev if res else 0, nsteps=res.nsteps if res else 0,
             integrator=res.integrator if res else METHODS[self._params.solver.method],
-            wall_seconds=float(last["wall"]), **energy,
+            wall_seconds=float(last.wall), **energy,
         )
 
     def _bind(self, inputs):
@@ -470,7 +466,7 @@ class EntropySolver:
     @property
     def integration_result(self):
         """The back end's :class:`IntegrationResult` of the last solve (timings, counters)."""
-        return None if self._last is None else self._last["result"]
+        return None if self._last is None else self._last.result
 
     @property
     def jit_stats(self) -> dict:
@@ -487,23 +483,23 @@ class EntropySolver:
         """The run so far as an :class:`aragog.io.RunHistory`: every output time of the latest
         solve and the final state of each earlier solve since :meth:`initialize` (so memory
         stays bounded over thousands of coupling solves); profiles at ``output.snapshots``
-        times."""
+        times. Rows from :func:`aragog.solver.results.history_rows`, assembled by
+        :mod:`aragog.io.solver_history`: imported on call, the solver imports ``aragog.io``
+        (the layer above) in no module-level statement."""
+        from aragog.io.solver_history import run_history
+
         if not self._records:
             raise SolverStateError("nothing to write: call solve() first")
-        last = self._last or {}
-        res = last.get("result")
-        integrator = res.integrator if res else METHODS[self._params.solver.method]
-        return run_history(self._records, lambda inp: self._pair.bind(inp, self._calls), self._options,
-                           self._energy, self._params, last, integrator)
+        last = self._last or LastSolve(status=0, message="", t0=0.0, t_final=0.0)
+        res, sp = last.result, self._params.solver
+        rows = history_rows(self._records, self._bind, self._options, self._energy)
+        return run_history(*rows, self._records[-1][2].mesh, self._params, status=last.status,
+                           message=last.message, integrator=res.integrator if res else METHODS[sp.method])
 
     def write_netcdf(self, path) -> Path:
-        """Write :meth:`history` to a CF-style netCDF file (atomically)."""
+        """Write :meth:`history` to a CF-style netCDF file (atomically; :func:`aragog.io.write_netcdf`,
+        imported on call like :meth:`history`'s assembly)."""
         from aragog.io import write_netcdf
 
         return write_netcdf(path, self.history())
 
-
-def _is_upstream_parameters(params) -> bool:
-    from aragog.parser import Parameters as UpstreamParameters
-
-    return isinstance(params, UpstreamParameters)

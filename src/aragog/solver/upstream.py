@@ -30,7 +30,7 @@ from aragog.errors import AragogError
 from aragog.solver.entropy_solver import EntropySolver, SolverStateError
 from aragog.solver.output import SolverOutput
 
-__all__ = ["UpstreamEntropySolver", "UpstreamSolution"]
+__all__ = ["UpstreamEntropySolver", "UpstreamSolution", "is_upstream_parameters"]
 
 SECONDS_PER_YEAR = 31_557_600.0
 
@@ -246,8 +246,8 @@ class UpstreamEntropySolver(EntropySolver):
             cols = [self._upstream_state(*self._split(row)) for row in np.atleast_2d(y)]
             y_up = np.stack(cols, axis=1) if cols else np.zeros((self._bound.n, 0))
             self._solution_cache = UpstreamSolution(t=np.asarray(t, dtype=float), y=y_up,
-                                                    status=_upstream_status(self._last["status"]),
-                                                    message=str(self._last["message"]))
+                                                    status=_upstream_status(self._last.status),
+                                                    message=str(self._last.message))
         return self._solution_cache
 
     @property
@@ -290,3 +290,11 @@ def _mean_cmb_flux(out) -> float | None:
         return None
     area = 4.0 * math.pi * float(out.r_basic[0]) ** 2
     return float(energy) / (area * dt)
+
+
+def is_upstream_parameters(params) -> bool:
+    """Whether ``params`` are the upstream aragog's parameters (:mod:`aragog.parser`), which
+    :class:`EntropySolver` answers with an :class:`UpstreamEntropySolver`."""
+    from aragog.parser import Parameters as UpstreamParameters
+
+    return isinstance(params, UpstreamParameters)

@@ -1,0 +1,135 @@
+"""The solver's public, read-only surface (refactoring issue, part 3): accessors for the
+compiled programs, inputs and options; the last solve as a frozen record; "initial" stats
+shaped like every program's; no module-level import of ``aragog.io`` in ``aragog.solver``;
+no private solver state read by ``tools/``."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+
+import numpy as np
+import pytest
+
+from aragog import EntropySolver, load_config
+from aragog.solver.jitpair import JitPair
+from aragog.solver.results import LastSolve
+
+from conftest import INPUT, REPO
+
+SOLVER_DIR = REPO / "src" / "aragog" / "solver"
+TOOLS_DIR = REPO / "tools"
+PRIVATE = ("_pair", "_inputs", "_options", "_build_pair")
+
+
+@pytest.fixture(scope="module")
+def solved():
+    params = load_config(INPUT / "earth.toml", overrides={"mesh.number_of_nodes": 8, "solver.end_time": 1.0})
+    solver = EntropySolver(params)
+    solver.initialize()
+    solver.solve()
+    return solver
+
+
+def test_accessors_before_reset_are_none():
+    solver = EntropySolver(load_config(INPUT / "earth.toml", overrides={"mesh.number_of_nodes": 8}))
+    assert solver.programs is None and solver.inputs is None and solver.options is None
+
+
+def test_accessors_are_the_solver_state_and_read_only(solved):
+    assert solved.programs is solved._pair and isinstance(solved.programs, JitPair)
+    assert solved.inputs is solved._inputs and solved.options is solved._options
+    assert int(solved.inputs.mesh.number_of_cells) == solved.n_cells == 7
+    for name in ("programs", "inputs", "options"):
+        prop = getattr(EntropySolver, name)
+        assert isinstance(prop, property) and prop.fset is None and prop.__doc__
+        with pytest.raises(AttributeError):
+            setattr(solved, name, None)
+    assert solved.programs is solved._pair  # nothing changed
+
+
+def test_fresh_programs_are_new_and_unused(solved):
+    pair = solved.fresh_programs("dense")
+    assert isinstance(pair, JitPair) and pair is not solved.programs
+    assert pair.jacobian == "dense" and pair.n == solved.programs.n
+    assert solved.programs.jacobian == "banded"
+    assert EntropySolver.fresh_programs.__doc__
+
+
+def test_last_solve_is_a_frozen_record(solved):
+    last = solved._last
+    assert isinstance(last, LastSolve) and dataclasses.is_dataclass(last)
+    assert {f.name for f in dataclasses.fields(last)} == {"status", "message", "t0", "t_final", "y", "result",
+                                                         "wall"}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        last.status = 1
+    sp = solved.parameters.solver
+    assert last.status == 0 and isinstance(last.message, str)
+    assert last.t0 == float(sp.start_time) and last.t_final == pytest.approx(float(sp.end_time))
+    assert last.result is solved.integration_result and last.result is not None
+    assert last.wall > 0.0 and np.array_equal(last.y, solved._y0())
+    out = solved.get_state()
+    assert out.status == last.status and out.message == last.message
+    assert out.dt_actual == pytest.approx(last.t_final - last.t0)
+
+
+def test_not_integrated_record():
+    rec = LastSolve.not_integrated(3.0)
+    assert (rec.status, rec.message, rec.t0, rec.t_final, rec.result, rec.wall) == (
+        0, "not integrated yet", 3.0, 3.0, None, 0.0)
+
+
+def test_initial_stats_have_the_keys_of_every_program(solved):
+    stats = solved.jit_stats
+    initial = stats["initial"]
+    assert initial["source"] == "numpy" and initial["calls"] >= 1
+    assert initial["traces"] + initial["compiles"] + initial["loads"] == 0
+    for name, entry in stats.items():
+        assert set(entry) == set(initial), name
+
+
+def _module_level_imports(tree: ast.Module):
+    """Import statements not inside a function (class bodies and ``if`` blocks count)."""
+    found = []
+
+    def visit(node):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if isinstance(child, ast.Import):
+                found.extend(alias.name for alias in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                found.append(base)
+                found.extend(f"{base}.{alias.name}" for alias in child.names)
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def test_solver_imports_no_io_at_module_level():
+    files = sorted(SOLVER_DIR.rglob("*.py"))
+    assert files
+    for path in files:
+        names = _module_level_imports(ast.parse(path.read_text(), filename=str(path)))
+        bad = [n for n in names if n == "aragog.io" or n.startswith("aragog.io.")]
+        assert not bad, f"{path.relative_to(REPO)} imports {bad} at module level"
+
+
+def test_tools_read_no_private_solver_state():
+    pattern = re.compile(r"\.(" + "|".join(PRIVATE) + r")\b")
+    files = sorted(TOOLS_DIR.glob("*.py"))
+    assert files
+    for path in files:
+        text = path.read_text()
+        hits = [f"{i}: {line.strip()}" for i, line in enumerate(text.splitlines(), 1) if pattern.search(line)]
+        assert not hits, f"{path.relative_to(REPO)} reads private solver state:\n" + "\n".join(hits)
+        for node in ast.walk(ast.parse(text, filename=str(path))):
+            if isinstance(node, ast.Attribute):
+                assert node.attr not in PRIVATE, f"{path.relative_to(REPO)}:{node.lineno} .{node.attr}"
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("getattr", "setattr"):
+                args = node.args[1:2]
+                if args and isinstance(args[0], ast.Constant):
+                    assert args[0].value not in PRIVATE, f"{path.relative_to(REPO)}:{node.lineno}"
