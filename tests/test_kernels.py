@@ -15,7 +15,7 @@ import pytest
 
 from aragog import EntropySolver, eos, load_config
 from aragog._jax import jax
-from aragog.eos.packed import PackedEOS, axis_mode, pack_tables
+from aragog.eos.packed import PackedEOS, axis_mode, pack_tables, packed_tables
 from aragog.eos.tables import load_table_set
 from aragog.solver.hlo import kernel_counts
 
@@ -63,12 +63,12 @@ def test_axis_modes():
     near[3] += 0.01  # a tenth of a cell: estimate + one correction step
     assert axis_mode(near) == "near"
     assert axis_mode(np.geomspace(1.0, 100.0, 11)) == "search"
-    assert eos.default_table_set().packed().modes == ("exact",) * 6
+    assert packed_tables(eos.default_table_set()).modes == ("exact",) * 6
 
 
 def test_packed_views_and_identity():
     tables = eos.default_table_set()
-    packed = tables.packed()
+    packed = packed_tables(tables)
     assert isinstance(packed, PackedEOS)
     for phase in ("melt", "solid"):
         for field in ("T", "rho", "cp", "dTdPs", "alpha"):
@@ -106,7 +106,7 @@ def test_packed_evaluator_matches_the_plain_lookups(which):
     keep = np.where(melt, S > S_liq + 0.55 * gap, S < S_sol - 0.55 * gap)
     P, S, melt, S_sol, S_liq = P[keep], S[keep], melt[keep], S_sol[keep], S_liq[keep]
 
-    st = jax.jit(eos.evaluate_phase)(tables.packed().to_jax(), eos.MaterialParams(), P, S)
+    st = jax.jit(eos.evaluate_phase)(packed_tables(tables).to_jax(), eos.MaterialParams(), P, S)
     ref_m = eos.lookup_phase(tables.melt, P, S)
     ref_s = eos.lookup_phase(tables.solid, P, S)
     for field in ("T", "rho", "cp", "alpha", "dTdPs"):
@@ -128,7 +128,7 @@ def test_values_on_grid_nodes_are_the_tables_own():
     i = np.arange(3, len(melt.P) - 3, 7)
     j = np.full(i.shape, len(melt.S) - 5)  # deep in the melt at every pressure
     P, S = np.asarray(melt.P)[i], np.asarray(melt.S)[j]
-    st = jax.jit(eos.evaluate_phase)(tables.packed().to_jax(), eos.MaterialParams(), P, S)
+    st = jax.jit(eos.evaluate_phase)(packed_tables(tables).to_jax(), eos.MaterialParams(), P, S)
     np.testing.assert_array_equal(np.asarray(st.rho), np.asarray(melt.rho)[j, i])
 
 
@@ -137,7 +137,7 @@ def test_pack_inside_a_trace_gives_the_same_values():
     P = np.linspace(1e9, 100e9, 50)
     S = np.linspace(1500.0, 3500.0, 50)
     a = jax.jit(eos.evaluate_phase)(tables.to_jax(), eos.MaterialParams(), P, S)
-    b = jax.jit(eos.evaluate_phase)(tables.packed().to_jax(), eos.MaterialParams(), P, S)
+    b = jax.jit(eos.evaluate_phase)(packed_tables(tables).to_jax(), eos.MaterialParams(), P, S)
     for field in ("T", "rho", "cp", "phi", "S_sol"):
         np.testing.assert_allclose(np.asarray(getattr(a, field)), np.asarray(getattr(b, field)), rtol=1e-13)
-    assert pack_tables(tables).modes == tables.packed().modes
+    assert pack_tables(tables).modes == packed_tables(tables).modes

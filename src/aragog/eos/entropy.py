@@ -30,6 +30,7 @@ from scipy.optimize import brentq
 
 from aragog.errors import EOSError
 from aragog.eos.host import NumpyEOS
+from aragog.eos.packed import packed_tables
 from aragog.eos.phase import MaterialParams, evaluate_phase
 from aragog.eos.tables import load_table_set
 
@@ -62,9 +63,9 @@ class EntropyEOS:
         self.directory = Path(eos_dir).expanduser().resolve()
         self.strict_range = bool(strict_range)
         tables = load_table_set(self.directory)
-        self._tables = tables.packed().to_jax()
+        self._tables = packed_tables(tables).to_jax()
         self._material = MaterialParams()
-        self._host = NumpyEOS(tables.packed(), self._material.smooth_width)
+        self._host = NumpyEOS(packed_tables(tables), self._material.smooth_width)
         melt, solid = tables.melt, tables.solid
         self.P_min = float(max(melt.P[0], solid.P[0]))
         self.P_max = float(min(melt.P[-1], solid.P[-1]))

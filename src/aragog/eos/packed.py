@@ -38,7 +38,7 @@ import numpy as np
 from aragog._jax import jax, jnp
 from aragog.eos.tables import PhaseBoundary, PhaseTable, is_uniform
 
-__all__ = ["PackedEOS", "pack_tables", "axis_mode", "FIELDS", "EXACT_UNIFORM_TOL", "NODE_SNAP"]
+__all__ = ["PackedEOS", "pack_tables", "packed_tables", "axis_mode", "FIELDS", "EXACT_UNIFORM_TOL", "NODE_SNAP"]
 
 #: column order of ``PackedEOS.values``
 FIELDS = ("T", "rho", "cp", "dTdPs", "alpha")
@@ -157,6 +157,17 @@ class PackedEOS:
 
 def _concrete(x) -> bool:
     return not isinstance(x, jax.core.Tracer)
+
+
+def packed_tables(tables) -> PackedEOS:
+    """The concrete set ``tables`` (an :class:`~aragog.eos.tables.EOSTables`) packed for the
+    evaluator, cached on the (frozen) set: :func:`pack_tables` once per set. (A function
+    here, not a method of the set: tables.py sits below this module.)"""
+    cached = tables.__dict__.get("_packed")
+    if cached is None:
+        cached = pack_tables(tables)
+        object.__setattr__(tables, "_packed", cached)
+    return cached
 
 
 def pack_tables(tables) -> PackedEOS:

@@ -275,17 +275,6 @@ class EOSTables:
             object.__setattr__(new, "_identity", self.__dict__["_identity"])
         return new
 
-    def packed(self):
-        """The set packed for the evaluator: an :class:`~aragog.eos.packed.PackedEOS` (the
-        same arrays in two buffers, views ``melt``/``solid``/... for reading; cached)."""
-        cached = self.__dict__.get("_packed")
-        if cached is None:
-            from aragog.eos.packed import pack_tables
-
-            cached = pack_tables(self)
-            object.__setattr__(self, "_packed", cached)
-        return cached
-
     def to_jax(self) -> "EOSTables":
         """Copy of the set with ``jax.Array`` leaves (do this once; keeps scales and identity)."""
         return self._map(lambda a: jax.device_put(jnp.asarray(a, dtype=jnp.float64)))

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from aragog import eos, structure
+from aragog.eos.packed import packed_tables
 from aragog.errors import AragogError, ConfigError
 from aragog.solver import inputs as _inputs
 from aragog.solver.backends import METHODS, integrate
@@ -233,7 +234,7 @@ class EntropySolver:
         if key not in self._eos_cache:
             data = _inputs.load_tables(params, self.eos_dir)
             if not isinstance(data, eos.ConstantParams):
-                data = data.packed().to_jax()  # the evaluator's layout (aragog.eos.packed)
+                data = packed_tables(data).to_jax()  # the evaluator's layout (aragog.eos.packed)
             self._eos_cache = {key: data}  # keep one set
         return self._eos_cache[key]
 
