@@ -20,7 +20,7 @@ import xarray as xr
 
 from aragog.grid.collect import STATUS_CODES, collect_grid
 from aragog.grid.store import GridFolder
-from aragog.io._atomic import atomic_output
+from aragog.io.figure import write_png
 from aragog.io.plot import _STYLE, _set_flux_scale, _time_scale
 
 __all__ = ["plot_grid", "load_collected"]
@@ -271,14 +271,4 @@ def plot_grid(folder: str | os.PathLike | GridFolder, output: str | os.PathLike 
     gf.read_grid()  # ConfigError when this is not a grid folder
     ds = load_collected(gf)
     out = Path(output) if output is not None else gf.root / "grid.png"
-    import matplotlib
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    with matplotlib.rc_context(_STYLE):
-        fig = Figure(figsize=(15.0, 9.5), layout="constrained")
-        FigureCanvasAgg(fig)
-        _draw(fig, ds, gf)
-        with atomic_output(out, "grid plot") as tmp:
-            fig.savefig(tmp, format="png", dpi=dpi, facecolor="white")
-    return out
+    return write_png(out, "grid plot", (15.0, 9.5), lambda fig: _draw(fig, ds, gf), style=_STYLE, dpi=dpi)

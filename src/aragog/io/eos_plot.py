@@ -17,7 +17,7 @@ import numpy as np
 
 from aragog.errors import AragogError
 from aragog.eos.tables import EOSTables, PhaseBoundary, PhaseTable, load_table_set
-from aragog.io._atomic import atomic_output
+from aragog.io.figure import write_png
 
 __all__ = ["plot_table_set", "melting_curves_PT", "interpolate_on_grid", "property_maps"]
 
@@ -206,17 +206,4 @@ def plot_table_set(source: EOSTables | str | os.PathLike, out_png: str | os.Path
         installed, out_png is missing for an EOSTables, or the PNG cannot be written.
     """
     tables, out, label = _load(source, out_png)
-    try:
-        import matplotlib
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise AragogError("plotting EOS tables needs matplotlib: pip install matplotlib") from None
-
-    with matplotlib.rc_context(_STYLE):
-        fig = Figure(figsize=(22.0, 13.0), layout="constrained")
-        FigureCanvasAgg(fig)
-        _draw(fig, tables, label)
-        with atomic_output(out, "EOS plot") as tmp:
-            fig.savefig(tmp, format="png", dpi=dpi, facecolor="white")
-    return out
+    return write_png(out, "EOS plot", (22.0, 13.0), lambda fig: _draw(fig, tables, label), style=_STYLE, dpi=dpi)

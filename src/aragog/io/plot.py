@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from aragog.io._atomic import atomic_output
+from aragog.io.figure import write_png
 from aragog.io.history import RunHistory
 from aragog.io.netcdf import read_netcdf
 
@@ -261,14 +261,5 @@ def plot_run(history_or_path: RunHistory | str | os.PathLike, out_png: str | os.
     """
     history, out, label = _load(history_or_path, out_png)
     history.validate()
-    import matplotlib
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    with matplotlib.rc_context(_STYLE):
-        fig = Figure(figsize=(12.0, 8.5), layout="constrained")
-        FigureCanvasAgg(fig)
-        _draw(fig, history, label or out.stem)
-        with atomic_output(out, "plot") as tmp:
-            fig.savefig(tmp, format="png", dpi=dpi, facecolor="white")
-    return out
+    return write_png(out, "plot", (12.0, 8.5), lambda fig: _draw(fig, history, label or out.stem),
+                     style=_STYLE, dpi=dpi)
