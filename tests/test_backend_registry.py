@@ -17,7 +17,7 @@ from aragog.config.schema import SCHEMA
 from aragog.integrator_names import CONFIG_METHODS, INTEGRATORS
 from aragog.solver import backends
 from aragog.solver.backends import BACKENDS, METHODS, Backend, IntegrationResult, OdeProblem, integrate
-from aragog.solver.backends.band import BandConverter, band_to_dense, dense_to_band
+from aragog.solver.backends import BandConverter, band_to_dense, dense_to_band
 
 BACKENDS_DIR = Path(backends.__file__).parent
 
@@ -122,7 +122,7 @@ def test_band_storage_has_one_copy_and_round_trips():
     """aragog.solver.jacobian re-exports the back ends' NumPy band helpers (one copy);
     dense -> band -> dense keeps the band and zeroes the rest."""
     from aragog.solver import jacobian
-    from aragog.solver.backends import band
+    from aragog.solver.backends import _band as band
 
     for name in band.__all__:
         assert getattr(jacobian, name) is getattr(band, name), name

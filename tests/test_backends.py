@@ -295,7 +295,7 @@ def test_fallback_when_cvode_missing(monkeypatch, caplog):
 
 
 def test_cvode_available_false_when_library_missing(monkeypatch):
-    from aragog.solver.backends import sundials
+    from aragog.solver.backends import _sundials as sundials
 
     sundials.load_library.cache_clear()
     monkeypatch.setattr(sundials, "_candidates", lambda: ["/nonexistent/libsundials_cvode.so"])
@@ -338,7 +338,7 @@ def test_bound_jitpair_as_problem(method):
 @pytest.mark.parametrize("method", BACKENDS)
 def test_large_banded_system_uses_sparse_path(method):
     """n above scipy_ivp.SPARSE_THRESHOLD: scipy gets a sparse Jacobian; same answer."""
-    from aragog.solver.backends.scipy_ivp import SPARSE_THRESHOLD
+    from aragog.solver.backends import SPARSE_THRESHOLD
 
     n = SPARSE_THRESHOLD + 50
     A = diffusion_matrix(n, d=5.0)

@@ -4,7 +4,7 @@ Every test here races real processes ("spawn" context, started together behind a
 ``multiprocessing.Barrier``), never threads: the property under test is what several
 interpreters see through the file system. What is raced:
 
-- aragog's :class:`~aragog.csdl.compiling.ExecutableStore` (temporary file + ``os.replace``
+- aragog's :class:`~aragog.csdl.executable_store.ExecutableStore` (temporary file + ``os.replace``
   in the same directory, so a reader gets one writer's whole entry or none);
 - whole solvers on one ``solver.jax_cache_dir`` (aragog's store and JAX's own cache in one
   directory) and one bundled-EOS cache (``XDG_CACHE_HOME``), then a later process that must
@@ -128,10 +128,10 @@ def _fake_serializer():
 
 
 def _store_worker(index, barrier, directory, role, keys, n_iter, max_bytes, writers_done, n_writers):
-    import aragog.csdl.compiling as compiling
+    import aragog.csdl.executable_store as executable_store
 
-    compiling.serialize_executable = _fake_serializer()
-    store = compiling.ExecutableStore(directory, max_bytes)
+    executable_store.serialize_executable = _fake_serializer()
+    store = executable_store.ExecutableStore(directory, max_bytes)
     collect = _collect_warnings()
     barrier.wait(timeout=BARRIER_S)
     if role == "writer":
@@ -214,7 +214,7 @@ def test_store_race_never_tears_an_entry(tmp_path, evicting):
 
 # ----------------------------------------------- the "is the directory usable" probe --
 def _probe_worker(index, barrier, directory, n):
-    from aragog.solver.cache import _usable
+    from aragog.solver.persistent_cache import _usable
 
     barrier.wait(timeout=BARRIER_S)
     return [p for p in (_usable(Path(directory)) for _ in range(n)) if p is not None]
@@ -242,7 +242,7 @@ def _solve_worker(index, barrier, cache_dir, xdg):
     os.environ["XDG_CACHE_HOME"] = xdg  # the bundled EOS tables: generated (raced) here too
     collect = _collect_warnings()
     from aragog import EntropySolver, load_config
-    from aragog.solver.cache import active_cache
+    from aragog.solver.persistent_cache import active_cache
 
     barrier.wait(timeout=BARRIER_S)
     solver = EntropySolver(load_config(EARTH, overrides={**OVERRIDES, "solver.jax_cache_dir": cache_dir}))
@@ -320,9 +320,9 @@ def test_corrupt_store_entry_is_a_miss_recompiled_and_replaced(tmp_path, monkeyp
     import jax
     import jax.numpy as jnp
 
-    from aragog.csdl import compiling
+    from aragog.csdl import compiling, executable_store
 
-    monkeypatch.setattr(compiling, "_store", [compiling.ExecutableStore(tmp_path / "store")])
+    monkeypatch.setattr(executable_store, "_store", [executable_store.ExecutableStore(tmp_path / "store")])
     specs = [jax.ShapeDtypeStruct((3,), jnp.float64)]
     x = jnp.array([0.1, 0.2, 0.3])
 

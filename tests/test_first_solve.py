@@ -10,14 +10,14 @@ import pytest
 
 from aragog import EntropySolver, load_config, physics
 from aragog._jax import jax, jnp
-from aragog.csdl import compiling
+from aragog.csdl import compiling, executable_store
 from aragog.errors import AragogError
 from aragog.physics.boundary import INVERSION_GRID
 from aragog.physics.heat_content import NumpyEOS
 from aragog.solver import inputs as _inputs
-from aragog.solver.engines import clear_shared_programs
 from aragog.solver.inversion import entropy_of_temperature
 from aragog.solver.jitpair import JitPair
+from aragog.solver.shared_programs import clear_shared_programs
 
 from conftest import INPUT
 
@@ -129,7 +129,7 @@ def test_compiler_options_reach_xla_and_the_store_key(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="unknown programs"):
         _toy_pair(compiler_options={"nope": opts})
     # keyed compiles with different options are different store entries
-    monkeypatch.setattr(compiling, "_store", [compiling.ExecutableStore(tmp_path)])
+    monkeypatch.setattr(executable_store, "_store", [executable_store.ExecutableStore(tmp_path)])
     spec = [jax.ShapeDtypeStruct((3,), jnp.float64)]
     fn = lambda x: jnp.cos(x) * 2.0  # noqa: E731
     _, first = compiling.compile_keyed(fn, spec, "f", None, "toy")
@@ -160,7 +160,7 @@ def test_first_solve_counts_each_program_once_and_shares_honestly():
 
 
 def test_stored_programs_load_without_tracing(tmp_path, monkeypatch):
-    monkeypatch.setattr(compiling, "_store", [compiling.ExecutableStore(tmp_path)])
+    monkeypatch.setattr(executable_store, "_store", [executable_store.ExecutableStore(tmp_path)])
     opts = {"jac": {"xla_cpu_use_fusion_emitters": False}}
     first = _toy_pair(store_key="toy-key", compiler_options=opts)
     assert not first.stored("jac")

@@ -33,7 +33,8 @@ PKG = "aragog.csdl"
 
 # lowest first; names are relative to aragog.csdl ("" is the package itself)
 LAYERS: list[set[str]] = [
-    {"recorder", "variable", "compiling"},
+    {"recorder", "variable", "executable_store"},
+    {"compiling"},
     {"operation"},
     {"operations", "operations.custom", "operations.elementwise", "operations.implicit",
      "operations.jaxfn", "operations.linalg", "operations.loop", "operations.shape"},

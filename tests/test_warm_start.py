@@ -1,4 +1,4 @@
-"""CVODE warm start across consecutive integrations (backends.cvode.WarmStart, solver.warm_start)."""
+"""CVODE warm start across consecutive integrations (backends.WarmStart, solver.warm_start)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def windows(k: int, width: float = 1.0, points: int = 5):
 
 def run_loop(fluxes, warm, y0=None, **kw):
     """Integrate consecutive windows, each from the last end state (a coupling loop)."""
-    from aragog.solver.backends.cvode import WarmStart
+    from aragog.solver.backends import WarmStart
 
     ws = WarmStart() if warm else None
     y = np.linspace(1.0, 2.0, N) if y0 is None else y0
@@ -84,7 +84,7 @@ def test_unchanged_problem_continues_with_fewer_steps_and_the_same_answer():
 
 
 def test_small_input_change_continues_and_large_one_restarts_like_a_cold_start():
-    from aragog.solver.backends.cvode import WarmStart
+    from aragog.solver.backends import WarmStart
 
     ws = WarmStart()
     t1, t2 = windows(2)
@@ -119,7 +119,7 @@ def test_small_input_change_continues_and_large_one_restarts_like_a_cold_start()
 
 
 def test_start_that_does_not_continue_restarts_or_builds_new_memory():
-    from aragog.solver.backends.cvode import WarmStart
+    from aragog.solver.backends import WarmStart
 
     ws = WarmStart()
     y0 = np.linspace(1.0, 2.0, N)
@@ -151,7 +151,7 @@ def test_start_that_does_not_continue_restarts_or_builds_new_memory():
 
 
 def test_failed_continuation_falls_back_to_a_cold_start(monkeypatch):
-    from aragog.solver.backends import cvode
+    from aragog.solver.backends import _cvode as cvode
 
     real = cvode._march
     calls = []
@@ -183,7 +183,7 @@ def test_failed_continuation_falls_back_to_a_cold_start(monkeypatch):
 
 
 def test_failed_integration_drops_the_memory():
-    from aragog.solver.backends.cvode import WarmStart
+    from aragog.solver.backends import WarmStart
 
     ws = WarmStart()
     y0 = np.linspace(1.0, 2.0, N)
@@ -197,7 +197,7 @@ def test_failed_integration_drops_the_memory():
 
 
 def test_memory_freed_with_its_owner():
-    from aragog.solver.backends.cvode import WarmStart
+    from aragog.solver.backends import WarmStart
 
     ws = WarmStart()
     integrate(heat_problem(1.0), np.linspace(0.0, 1.0, 3), np.ones(N), rtol=RTOL, atol=ATOL, warm=ws)
@@ -210,7 +210,7 @@ def test_memory_freed_with_its_owner():
 
 @pytest.mark.parametrize("method", ["scipy-bdf", "scipy-radau"])
 def test_scipy_back_ends_ignore_warm(method):
-    from aragog.solver.backends.cvode import WarmStart
+    from aragog.solver.backends import WarmStart
 
     ws = WarmStart()
     y0 = np.linspace(1.0, 2.0, N)

@@ -54,7 +54,8 @@ import numpy as np
 
 from aragog import EntropySolver, load_config
 from aragog._jax import jax
-from aragog.solver.engines import bare_executables, compile_stats, compiled_program
+from aragog.solver.compile_stats import compile_stats
+from aragog.solver.shared_programs import bare_executables, compiled_program
 from aragog.solver.hlo import kernel_counts
 from aragog.solver.jitpair import JitPair
 

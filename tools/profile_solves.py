@@ -74,7 +74,7 @@ def _change_inputs(params, i: int, t: float, window: float, radius0: float, mesh
 def _compile_table(stats: dict, programs=None) -> dict:
     """Per program: the compile counters of ``stats`` (jit_stats) and, for the programs of
     a fused pair (``programs``: its JitPair), the kernels of the compiled executable."""
-    from aragog.solver.engines import compiled_program
+    from aragog.solver.shared_programs import compiled_program
     from aragog.solver.hlo import kernel_counts
 
     keys = ("traces", "compiles", "loads", "trace_seconds", "compile_seconds", "source")

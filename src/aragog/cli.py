@@ -132,7 +132,7 @@ def _cmd_run(args) -> int:
     import time
 
     from aragog.solver import EntropySolver
-    from aragog.solver.cache import configure_compilation_cache
+    from aragog.solver.persistent_cache import configure_compilation_cache
 
     wall0 = time.perf_counter()
     params = _load(args)
@@ -246,7 +246,7 @@ def _cache_choice(args):
     """The directory ``aragog cache`` works on, and the cap (MB), as a run would choose them
     (the user's JAX setting here can only be the environment's ``JAX_COMPILATION_CACHE_DIR``)."""
     from aragog.config.schema import keys_of
-    from aragog.solver import cache
+    from aragog.solver import persistent_cache as cache
 
     configured, max_mb = None, keys_of("solver")["jax_cache_max_mb"].default
     if args.config:
@@ -258,7 +258,7 @@ def _cache_choice(args):
 
 
 def _cmd_cache_info(args) -> int:
-    from aragog.solver import cache
+    from aragog.solver import persistent_cache as cache
 
     choice, max_mb = _cache_choice(args)
     if choice.directory is None:
@@ -286,7 +286,7 @@ def _cmd_cache_info(args) -> int:
 
 
 def _cmd_cache_clear(args) -> int:
-    from aragog.solver import cache
+    from aragog.solver import persistent_cache as cache
 
     choice, _ = _cache_choice(args)
     if choice.directory is None:

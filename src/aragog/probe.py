@@ -206,7 +206,7 @@ def probe_initial_state(params, mesh=None, eos_dir=None) -> ProbeResult:
     from aragog import eos, structure
     from aragog._jax import jax
     from aragog.solver import inputs as solver_inputs
-    from aragog.solver.cache import configure_compilation_cache
+    from aragog.solver.persistent_cache import configure_compilation_cache
 
     configure_compilation_cache(params.solver.jax_cache_dir, params.solver.jax_cache_max_mb)
     mesh = mesh if mesh is not None else structure.mesh_from_params(params.mesh)

@@ -14,12 +14,13 @@ elementwise, shape, linalg, jaxfn = record a JAX function, custom = NumPy user o
 implicit = Newton-solved states with implicit-function-theorem derivatives,
 loop = a scan recorded as one operation), ``derivative`` (recorded reverse mode),
 ``simulators`` (PySimulator, JaxSimulator), ``schedule`` (BlockSimulator), ``compiling``
-(ahead-of-time compiles with counters), ``region`` (a sub-graph as one jitted /
+(ahead-of-time compiles with counters), ``executable_store`` (the on-disk store of
+serialized executables that keyed compiles load from), ``region`` (a sub-graph as one jitted /
 host-callback function, and graph_function), ``share`` (structural signatures of
 regions, for sharing compiled functions) and ``compress``.
 
 The modules form layers, each importing only lower ones (tests/test_imports.py checks
-it, no cycle either): recorder, variable, compiling → operation → operations →
+it, no cycle either): recorder, variable, executable_store → compiling → operation → operations →
 derivative → region, share → compress → simulators, schedule. ``variable`` imports
 nothing of csdl: ``operations`` attaches Variable's operators when it is imported,
 which this package does.

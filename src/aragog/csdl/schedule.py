@@ -161,7 +161,7 @@ class Schedule:
     docstring). ``schedule(*arrays)`` takes one array per ``args`` Variable and returns
     a tuple of output arrays (device arrays). ``store_key``: a key that determines the
     whole graph (the caller's), so glue programs can be loaded from the active
-    :class:`~aragog.csdl.compiling.ExecutableStore` without tracing."""
+    :class:`~aragog.csdl.executable_store.ExecutableStore` without tracing."""
 
     def __init__(self, args, outputs, label: str = "schedule", store_key: str | None = None, *,
                  nodes=None, batched=(), batch_size: int | None = None):

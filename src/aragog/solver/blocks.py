@@ -21,7 +21,7 @@ one batched call, compiled once.
 Everything traced is an argument: ``t``, ``y``, the small inputs packed into one float64
 buffer and each EOS table as it is (the :class:`~aragog.solver.jitpair.JitPair`
 packing), so a :class:`BlockPrograms` depends only on the static key and is shared by all
-solvers of a process with that key (:mod:`aragog.solver.engines`). Evaluation is a
+solvers of a process with that key (:mod:`aragog.solver.shared_programs`). Evaluation is a
 :class:`aragog.csdl.BlockSimulator` schedule: blocks are called directly, values stay on
 the device.
 """
@@ -59,7 +59,7 @@ class BlockPrograms:
         n_state, ml, mu: state size and Jacobian bandwidths.
         store_key: a string that determines the whole graph (static key and code
             identity): blocks and glue programs are then looked up in the active
-            :class:`~aragog.csdl.compiling.ExecutableStore` before tracing.
+            :class:`~aragog.csdl.executable_store.ExecutableStore` before tracing.
     """
 
     jac_layout = "band"

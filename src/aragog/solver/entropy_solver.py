@@ -8,7 +8,7 @@ separately compiled blocks of :class:`~aragog.solver.blocks.BlockPrograms` ("blo
 are keyed on :func:`~aragog.solver.inputs.static_key` and the mode only, so a reset that
 changes values — fluxes, times, radii, tables of the same shape — reuses them: no trace,
 no compile; and another solver of the same process with the same key shares them
-(:mod:`aragog.solver.engines`).
+(:mod:`aragog.solver.shared_programs`).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from aragog.errors import AragogError, ConfigError
 from aragog.solver import inputs as _inputs
 from aragog.solver.backends import METHODS, integrate
 from aragog.solver.budget import EnergyBook
-from aragog.solver.cache import configure_compilation_cache
-from aragog.solver.engines import (block_programs, compile_stats, log_new_compiles, programs_in_cache,
-                                   shared_programs, solver_stats, store_key)
+from aragog.solver.compile_stats import compile_stats, log_new_compiles, solver_stats
+from aragog.solver.persistent_cache import configure_compilation_cache, programs_in_cache
+from aragog.solver.shared_programs import block_programs, shared_programs, store_key
 from aragog.solver.inversion import entropy_of_temperature
 from aragog.solver.jitpair import JitPair, ProgramStats
 from aragog.solver.programs import fused_programs, start_compiles
@@ -423,7 +423,7 @@ class EntropySolver:
                 self._warm = None
             return None
         if self._warm is None:
-            from aragog.solver.backends.cvode import WarmStart
+            from aragog.solver.backends import WarmStart
 
             self._warm = WarmStart()
         return self._warm
@@ -473,7 +473,7 @@ class EntropySolver:
     def jit_stats(self) -> dict:
         """Per program: traces, compiles, loads and their seconds caused by this solver, the
         program's source ("compiled", "disk", "memory", "none"; "numpy" for "initial"),
-        and this solver's calls (:func:`aragog.solver.engines.solver_stats`)."""
+        and this solver's calls (:func:`aragog.solver.compile_stats.solver_stats`)."""
         return solver_stats(self._pair, self._baseline, self._calls, self._initial_stats)
 
     def _log_compiles(self) -> None:

@@ -1,5 +1,5 @@
 """Jacobians of JAX functions: banded (colored forward mode) and dense, in band storage
-(:mod:`aragog.solver.backends.band`, re-exported here).
+(:mod:`aragog.solver.backends`, re-exported here).
 
 Band storage follows LAPACK/SUNDIALS: a matrix ``J`` (n x n) with lower bandwidth ``ml``
 and upper bandwidth ``mu`` is stored as ``band`` of shape ``(ml + mu + 1, n)`` with
@@ -27,7 +27,7 @@ import numpy as np
 from aragog._jax import jax, jnp
 # Band storage itself is NumPy-only and lives with the integrators that use it (importing
 # the back ends loads no JAX); re-exported here for the Jacobian's users.
-from aragog.solver.backends.band import BandConverter, band_indices, band_to_dense, dense_to_band
+from aragog.solver.backends import BandConverter, band_indices, band_to_dense, dense_to_band
 
 __all__ = [
     "banded_jacobian",

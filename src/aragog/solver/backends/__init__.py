@@ -12,6 +12,12 @@ Failures never escape as exceptions: a callback that raises or returns non-finit
 an exhausted step budget, a rejected tolerance all become ``status < 0`` and a message.
 Only caller mistakes (wrong ``y0`` length, unsorted ``t_eval``, unknown method) raise
 ``ValueError``.
+
+The implementation modules are private (``_common``, ``_band``, ``_cvode``,
+``_cvode_warm``, ``_sundials``, ``_scipy_ivp``); their public names are re-exported here:
+import them from ``aragog.solver.backends``. ``NONLIN_CONV_COEF`` (CVODE) and
+``SPARSE_THRESHOLD`` (scipy) import their back end on first use, so that importing this
+package stays light.
 """
 
 from __future__ import annotations
@@ -22,7 +28,8 @@ import warnings
 import numpy as np
 
 from aragog.integrator_names import INTEGRATORS
-from aragog.solver.backends.common import (
+from aragog.solver.backends._band import BandConverter, band_indices, band_to_dense, dense_to_band
+from aragog.solver.backends._common import (
     Backend,
     CallbackFailure,
     CallbackGuard,
@@ -30,6 +37,7 @@ from aragog.solver.backends.common import (
     OdeProblem,
     OdeProblemLike,
 )
+from aragog.solver.backends._cvode_warm import WarmStart
 
 __all__ = [
     "integrate",
@@ -43,14 +51,35 @@ __all__ = [
     "METHODS",
     "CallbackGuard",
     "CallbackFailure",
+    "WarmStart",
+    "NONLIN_CONV_COEF",
+    "SPARSE_THRESHOLD",
+    "BandConverter",
+    "band_indices",
+    "band_to_dense",
+    "dense_to_band",
 ]
+
+# public names of the back ends that import on first use (scipy, the CVODE binding)
+_LAZY = {
+    "NONLIN_CONV_COEF": "aragog.solver.backends._cvode",
+    "SPARSE_THRESHOLD": "aragog.solver.backends._scipy_ivp",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'aragog.solver.backends' has no attribute {name!r}")
 
 logger = logging.getLogger("aragog.solver.backends")
 
 
 def _cvode(problem, t_eval, y0, *, rtol, atol, max_steps, event, linsolver, first_step, max_step,
            nonlin_conv_coef, warm) -> IntegrationResult:
-    from aragog.solver.backends.cvode import integrate_cvode
+    from aragog.solver.backends._cvode import integrate_cvode
 
     extra = {} if nonlin_conv_coef is None else {"nonlin_conv_coef": float(nonlin_conv_coef)}
     return integrate_cvode(
@@ -63,7 +92,7 @@ def _scipy(name: str) -> Backend:
     def run(problem, t_eval, y0, *, rtol, atol, max_steps, event, linsolver, first_step, max_step,
             nonlin_conv_coef, warm) -> IntegrationResult:
         # scipy imports on first use, so that importing this package stays light
-        from aragog.solver.backends.scipy_ivp import integrate_scipy
+        from aragog.solver.backends._scipy_ivp import integrate_scipy
 
         return integrate_scipy(
             problem, t_eval, y0, method=name, rtol=rtol, atol=atol, max_steps=max_steps,
@@ -102,8 +131,8 @@ class IntegratorFallbackWarning(RuntimeWarning):
 
 
 def cvode_available() -> bool:
-    """Whether the SUNDIALS CVODE library loads (:mod:`aragog.solver.backends.sundials`)."""
-    from aragog.solver.backends.sundials import library_available
+    """Whether the SUNDIALS CVODE library loads."""
+    from aragog.solver.backends._sundials import library_available
 
     return library_available()
 
@@ -145,9 +174,9 @@ def integrate(
         linsolver: CVODE only: ``"band"`` (default) or ``"dense"``.
         first_step, max_step: optional initial / maximum step size.
         nonlin_conv_coef: CVODE only: its nonlinear convergence coefficient (``None``:
-            :data:`aragog.solver.backends.cvode.NONLIN_CONV_COEF`, 1e-3; CVODE's own
+            :data:`NONLIN_CONV_COEF`, 1e-3; CVODE's own
             default, 0.1, returns wrong states on this package's problems).
-        warm: CVODE only: a :class:`aragog.solver.backends.cvode.WarmStart` that keeps the
+        warm: CVODE only: a :class:`WarmStart` that keeps the
             CVODE memory from one call to the next, so that a call continuing the last
             one (same start time as its end, same state) can continue CVODE's step size,
             order and Jacobian (``info["warm_start"]`` says how it started; docs/solver.md,

@@ -1,11 +1,11 @@
 """SUNDIALS CVODE (BDF + Newton, band or dense direct linear solver), called through the
-ctypes binding of :mod:`aragog.solver.backends.sundials`.
+ctypes binding of :mod:`aragog.solver.backends._sundials`.
 
 The callbacks handed to CVODE are thin: they fill CVODE's own arrays in place (NumPy views
 of the N_Vector and SUNMatrix data) and return 0, or 1 (a *recoverable* failure: CVODE
 retries with a smaller step) when the problem's function raised or produced a non-finite
 value. CVODE's return flags become an
-:class:`~aragog.solver.backends.common.IntegrationResult` with a plain-words message
+:class:`~aragog.solver.backends._common.IntegrationResult` with a plain-words message
 (:data:`FLAG_MESSAGES`).
 
 Nonlinear convergence (docs/solver.md, "Integrator accuracy"): CVODE stops its Newton
@@ -36,10 +36,10 @@ import time
 
 import numpy as np
 
-from aragog.solver.backends import sundials as sd
-from aragog.solver.backends.sundials import FLAG_MESSAGES, FLAG_REASONS
-from aragog.solver.backends.common import CallbackFailure, CallbackGuard, IntegrationResult
-from aragog.solver.backends.cvode_warm import WARM_JUMP_TOL, WarmStart, _Signature, _warm_begin
+from aragog.solver.backends import _sundials as sd
+from aragog.solver.backends._sundials import FLAG_MESSAGES, FLAG_REASONS
+from aragog.solver.backends._common import CallbackFailure, CallbackGuard, IntegrationResult
+from aragog.solver.backends._cvode_warm import WARM_JUMP_TOL, WarmStart, _Signature, _warm_begin
 
 __all__ = ["integrate_cvode", "WarmStart", "FLAG_MESSAGES", "FLAG_REASONS", "NONLIN_CONV_COEF",
            "WARM_JUMP_TOL"]

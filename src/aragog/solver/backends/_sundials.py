@@ -1,5 +1,5 @@
 """A ctypes binding to the SUNDIALS CVODE shared library (SUNDIALS 6.x, double precision,
-64-bit indices): the few C functions :mod:`aragog.solver.backends.cvode` calls.
+64-bit indices): the few C functions :mod:`aragog.solver.backends._cvode` calls.
 
 Why not scikits.odes: its ``CVODE`` wrapper (3.0.0) truncates ``nonlin_conv_coef`` to an
 integer (so CVODE's nonlinear convergence coefficient cannot be set) and exposes neither

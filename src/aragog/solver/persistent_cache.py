@@ -5,7 +5,9 @@ on the static key, so a second process with the same key loads it from the cache
 of compiling. Two layers share one directory: JAX's own entries (``<name>-<hash>-cache``
 files, keyed on the lowered program) and aragog's executables (``aragog-executables/``,
 keyed on the static configuration and loaded without tracing;
-:class:`aragog.csdl.compiling.ExecutableStore`).
+:class:`aragog.csdl.executable_store.ExecutableStore`). Programs shared within one
+process, in memory, are :mod:`aragog.solver.shared_programs`; :func:`programs_in_cache`
+says whether a solver's programs are stored here.
 
 Which directory (first match wins):
 
@@ -300,7 +302,7 @@ def configure_compilation_cache(directory: str | os.PathLike | None = None,
         logger.info("compilation cache: jax_enable_compilation_cache is False (the user's setting, kept): "
                     "only aragog's executables are stored")
     if not remote:
-        from aragog.csdl.compiling import set_executable_store
+        from aragog.csdl.executable_store import set_executable_store
 
         # aragog's own store beside JAX's entries: programs keyed by the static
         # configuration, loaded in a later process without tracing.
@@ -394,3 +396,18 @@ def format_bytes(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1000
     return f"{n:.2f} GB"
+
+
+def programs_in_cache(pair, names, configured_dir) -> bool:
+    """Whether every program ``names`` of the (lazy, untraced) ``pair`` has an entry in
+    aragog's store of the cache directory that ``configured_dir`` (``solver.jax_cache_dir``)
+    resolves to; reads no entry and activates nothing. ``False`` with the cache off or
+    remote."""
+    from aragog._jax import jax
+    from aragog.csdl.executable_store import ExecutableStore
+
+    directory = resolve_cache_dir(configured_dir, jax_dir=jax.config.jax_compilation_cache_dir).directory
+    if directory is None or "://" in directory:
+        return False
+    store = ExecutableStore(Path(directory) / EXECUTABLES)
+    return all(pair.stored(name, store) for name in names)

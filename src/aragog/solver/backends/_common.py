@@ -11,7 +11,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 import numpy as np
 
 from aragog.errors import describe
-from aragog.solver.backends.band import BandConverter
+from aragog.solver.backends._band import BandConverter
 
 __all__ = [
     "OdeProblem",

@@ -18,7 +18,7 @@ import numpy as np
 from scipy.integrate import BDF, Radau
 from scipy.optimize import brentq
 
-from aragog.solver.backends.common import CallbackFailure, CallbackGuard, IntegrationResult
+from aragog.solver.backends._common import CallbackFailure, CallbackGuard, IntegrationResult
 
 __all__ = ["integrate_scipy", "SCIPY_METHODS"]
 
@@ -72,7 +72,7 @@ def integrate_scipy(
                 return dia_matrix((band.copy(), offsets), shape=(n, n)).tocsc()
 
         else:
-            from aragog.solver.backends.band import BandConverter
+            from aragog.solver.backends._band import BandConverter
 
             conv = BandConverter(n, ml, mu)
 

@@ -4,7 +4,7 @@
 problem shape (a coupling loop); :func:`_warm_begin` decides, per integration, whether it
 continues CVODE's history, re-initialises the kept memory or builds a new one (the modes
 are described on :class:`WarmStart`; docs/solver.md, "Warm start"). The integration itself
-is :func:`aragog.solver.backends.cvode.integrate_cvode`.
+is :func:`aragog.solver.backends._cvode.integrate_cvode`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from aragog.solver.backends.common import CallbackGuard
+from aragog.solver.backends._common import CallbackGuard
 
 __all__ = ["WarmStart", "WARM_JUMP_TOL"]
 
@@ -127,7 +127,7 @@ def _wrms(v: np.ndarray, w: np.ndarray) -> float:
 def _warm_begin(warm: WarmStart, guard: CallbackGuard, t_eval, y0, signature, rtol, atol,
                 setup) -> tuple[Any, str, float | None]:
     """Pick the start mode (:class:`WarmStart`) and make the CVODE memory ready to march.
-    ``setup()`` returns a fresh, configured :class:`aragog.solver.backends.cvode._Run`
+    ``setup()`` returns a fresh, configured :class:`aragog.solver.backends._cvode._Run`
     (raises ``ValueError``; not imported here: cvode imports this module)."""
     run = warm._slot[0]
     if run is None or warm._signature != signature:
