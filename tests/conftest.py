@@ -51,3 +51,16 @@ def slurm_available() -> None:
     if done.returncode != 0:
         reason = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
         pytest.skip(f"a trivial sbatch --wait job failed: {reason[0]}")
+
+
+@pytest.fixture
+def cache_home(tmp_path, monkeypatch):
+    """A private XDG cache for each test (the bundled EOS tables' disk cache), and a cold
+    in-memory cache of bundled table sets."""
+    from aragog.eos import bundled
+
+    home = tmp_path / "xdg"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    bundled._cached_set.cache_clear()
+    yield home
+    bundled._cached_set.cache_clear()

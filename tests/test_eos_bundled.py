@@ -19,16 +19,6 @@ EPS = np.finfo(np.float64).eps
 RTMELT = Path(__file__).resolve().parents[2] / "shared" / "data" / "spider-RTmelt"
 
 
-@pytest.fixture
-def cache_home(tmp_path, monkeypatch):
-    """A private XDG cache for each test, and a cold in-memory cache."""
-    home = tmp_path / "xdg"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
-    bundled._cached_set.cache_clear()
-    yield home
-    bundled._cached_set.cache_clear()
-
-
 def test_generated_set_passes_the_checks():
     rep = eos.check_table_set(eos.generate_default_tables())
     assert rep.ok, rep.format()

@@ -18,7 +18,7 @@ from aragog import eos
 from aragog.eos import bundled
 from aragog.eos.models.generate import generate_tables, phase_arrays
 from aragog.eos.models.inversion import state_PS
-from aragog.eos.models.mgsio3 import MGSIO3, MgSiO3Model
+from aragog.eos.models.mgsio3 import MGSIO3
 from aragog.eos.models.thermo import properties_PT
 from aragog.errors import EOSError
 
@@ -36,15 +36,6 @@ def arrays(request):
     name = request.param
     curve = MGSIO3.liquidus if name == "melt" else MGSIO3.solidus
     return name, phase_arrays(MGSIO3.phase(name), P_AXIS, MGSIO3.temperature_range(name), curve, NS)
-
-
-@pytest.fixture
-def cache_home(tmp_path, monkeypatch):
-    home = tmp_path / "xdg"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
-    bundled._cached_set.cache_clear()
-    yield home
-    bundled._cached_set.cache_clear()
 
 
 def test_every_node_is_the_phase_state_at_its_P_and_S(arrays):
