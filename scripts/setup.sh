@@ -49,5 +49,5 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! .venv/bin/python -c "import
     .venv/bin/python -c "import aragog, jax, netCDF4" || { log "installation failed"; exit 1; }
     echo "$want" > "$stamp"
 fi
-.venv/bin/python -c "from aragog.solver.backends.sundials import load_library; load_library()" \
+.venv/bin/python -c "from aragog.solver.backends._sundials import load_library; load_library()" \
     || { log "the SUNDIALS CVODE library (libsundials-dev) does not load"; exit 1; }

@@ -21,7 +21,7 @@ index and the fraction are plain arithmetic, no memory access — the SPIDER and
 tables), ``"near"`` (within a quarter cell of uniform: an arithmetic estimate corrected by
 one comparison, :func:`~aragog.eos.lookup.cell_bounds`) or ``"search"`` (binary search).
 
-Build with :meth:`EOSTables.packed <aragog.eos.tables.EOSTables.packed>` (NumPy leaves;
+Build with :func:`packed_tables` (cached on the set; NumPy leaves;
 ``to_jax()`` once before repeated jitted calls). ``melt``, ``solid``, ``solidus`` and
 ``liquidus`` give the familiar per-phase views (slices of the packed arrays, NumPy or JAX),
 so code that reads ``eos.melt.S`` works with either form.
