@@ -128,15 +128,19 @@ def test_compiler_options_reach_xla_and_the_store_key(tmp_path, monkeypatch):
     assert float(pair.call("diagnostics", 0.0, y, args)["sum"]) == float(plain.call("diagnostics", 0.0, y, args)["sum"])
     with pytest.raises(ValueError, match="unknown programs"):
         _toy_pair(compiler_options={"nope": opts})
-    # keyed compiles with different options are different store entries
-    monkeypatch.setattr(executable_store, "_store", [executable_store.ExecutableStore(tmp_path)])
+    # keyed compiles with different options are different store entries (named by key:
+    # counting the folder's files would also count a save by a compile thread that an
+    # earlier test in this process left running while the store is patched)
+    store = executable_store.ExecutableStore(tmp_path)
+    monkeypatch.setattr(executable_store, "_store", [store])
     spec = [jax.ShapeDtypeStruct((3,), jnp.float64)]
     fn = lambda x: jnp.cos(x) * 2.0  # noqa: E731
     _, first = compiling.compile_keyed(fn, spec, "f", None, "toy")
     _, other = compiling.compile_keyed(fn, spec, "f", None, "toy", opts)
     _, again = compiling.compile_keyed(fn, spec, "f", None, "toy", dict(opts))
     assert (first.source, other.source, again.source) == ("compiled", "compiled", "disk")
-    assert len(list(tmp_path.glob("*.exe"))) == 2
+    entries = {store._path(executable_store.full_key("toy", o)) for o in (None, opts)}
+    assert len(entries) == 2 and all(path.is_file() for path in entries)
     # an option this XLA does not know: a warning, and XLA's defaults
     exe, record = compiling.compile_keyed(fn, spec, "f", None, None, {"xla_no_such_option": 1})
     assert record.source == "compiled"
