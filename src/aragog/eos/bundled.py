@@ -203,7 +203,7 @@ def _generate(model: str, np_: int, ns: int, pmax: float) -> EOSTables:
 _ARRAY_FIELDS = ("P", "S", "T", "rho", "cp", "dTdPs", "alpha")
 
 
-def _identity(model: str, pmax: float) -> tuple[str, str]:
+def _identity(model: str) -> tuple[str, str]:
     """(name, version) of the cached set: the toy model's name and version; for "mgsio3"
     a hash of every parameter (:meth:`~aragog.eos.models.mgsio3.MgSiO3Model.digest`)."""
     if model == "mgsio3":
@@ -217,14 +217,14 @@ def cache_dir(np_: int | None = None, ns: int | None = None, model: str = "defau
     [Pa] (may not exist)."""
     np_, ns = _resolve_size(np_, ns, model)
     pmax = _resolve_pmax(pmax, model)
-    name, version = _identity(model, pmax)
+    name, version = _identity(model)
     top = "" if pmax == BUNDLED_MODELS[model].P_max else f"-{pmax / 1e9:.6g}GPa"
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "aragog" / "eos" / f"{name}-v{version}-{np_}x{ns}{top}"
 
 
 def _expected(model: str, np_, ns, pmax) -> dict:
-    name, version = _identity(model, pmax)
+    name, version = _identity(model)
     expected = {"model": name, "version": version, "np": np_, "ns": ns}
     if model != "default" or pmax != DEFAULT_MODEL.P_max:  # (caches of the toy at 150 GPa predate the key)
         expected["pmax"] = pmax
