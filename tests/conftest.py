@@ -57,7 +57,7 @@ def slurm_available() -> None:
 def cache_home(tmp_path, monkeypatch):
     """A private XDG cache for each test (the bundled EOS tables' disk cache), and a cold
     in-memory cache of bundled table sets."""
-    from aragog.eos import bundled
+    from aragog.eos import _bundled as bundled
 
     home = tmp_path / "xdg"
     monkeypatch.setenv("XDG_CACHE_HOME", str(home))

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from aragog.config.schema import SCHEMA
+from aragog.config import SCHEMA
 from aragog.integrator_names import CONFIG_METHODS, INTEGRATORS
 from aragog.solver import backends
 from aragog.solver.backends import BACKENDS, METHODS, Backend, IntegrationResult, OdeProblem, integrate
@@ -52,7 +52,7 @@ def _imported_modules(path: Path) -> set[str]:
 @pytest.mark.parametrize("path", sorted(BACKENDS_DIR.glob("*.py")), ids=lambda p: p.name)
 def test_backend_modules_import_no_jax(path: Path):
     jaxy = {m for m in _imported_modules(path)
-            if m.split(".")[0] == "jax" or m in ("aragog._jax", "aragog.solver.jacobian", "aragog.jax")}
+            if m.split(".")[0] == "jax" or m in ("aragog._jax", "aragog.solver._jacobian", "aragog.jax")}
     assert not jaxy, f"{path.name} imports {sorted(jaxy)}"
 
 
@@ -119,9 +119,9 @@ def test_cvode_fallback_goes_through_backends(monkeypatch):
 
 
 def test_band_storage_has_one_copy_and_round_trips():
-    """aragog.solver.jacobian re-exports the back ends' NumPy band helpers (one copy);
+    """aragog.solver._jacobian re-exports the back ends' NumPy band helpers (one copy);
     dense -> band -> dense keeps the band and zeroes the rest."""
-    from aragog.solver import jacobian
+    from aragog.solver import _jacobian as jacobian
     from aragog.solver.backends import _band as band
 
     for name in band.__all__:

@@ -18,8 +18,8 @@ from aragog.solver.backends import (
     cvode_available,
     integrate,
 )
-from aragog.solver.jacobian import dense_to_band
-from aragog.solver.jitpair import JitPair
+from aragog.solver.backends import dense_to_band
+from aragog.solver import JitPair
 
 needs_cvode = pytest.mark.skipif(not cvode_available(), reason="SUNDIALS CVODE library not loadable")
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from aragog import EntropySolver, csdl, load_config
-from aragog.solver.shared_programs import clear_shared_programs
+from aragog.solver import clear_shared_programs
 
 from conftest import INPUT
 

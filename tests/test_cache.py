@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from aragog.cli import main
-from aragog.solver import persistent_cache as cc
+from aragog.solver import _persistent_cache as cc
 
 from conftest import INPUT, REPO
 
@@ -57,7 +57,7 @@ logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s %(message
 import jax
 for name, value in json.loads(sys.argv[2]).items():
     jax.config.update(name, value)
-from aragog.solver.persistent_cache import configure_compilation_cache
+from aragog.solver import configure_compilation_cache
 used = configure_compilation_cache(sys.argv[1] or None)
 import jax.numpy as jnp
 jax.jit(lambda x: jnp.sin(x) * 2.0)(jnp.ones(3)).block_until_ready()
@@ -284,7 +284,7 @@ def _size(compiled) -> int:
 
 
 def test_executable_store_evicts_least_recently_used(tmp_path, caplog):
-    from aragog.csdl.executable_store import ExecutableStore
+    from aragog.csdl._executable_store import ExecutableStore
 
     progs = {name: _compiled(k) for name, k in (("a", 2.0), ("b", 3.0), ("c", 4.0))}
     sizes = {name: _size(c) for name, c in progs.items()}
@@ -305,7 +305,7 @@ def test_executable_store_evicts_least_recently_used(tmp_path, caplog):
 
 
 def test_executable_store_cap_edge_cases(tmp_path):
-    from aragog.csdl.executable_store import ExecutableStore
+    from aragog.csdl._executable_store import ExecutableStore
 
     prog = _compiled(5.0)
     tiny = ExecutableStore(tmp_path / "tiny", max_bytes=_size(prog) - 1)

@@ -4,7 +4,7 @@ Every test here races real processes ("spawn" context, started together behind a
 ``multiprocessing.Barrier``), never threads: the property under test is what several
 interpreters see through the file system. What is raced:
 
-- aragog's :class:`~aragog.csdl.executable_store.ExecutableStore` (temporary file + ``os.replace``
+- aragog's :class:`~aragog.csdl._executable_store.ExecutableStore` (temporary file + ``os.replace``
   in the same directory, so a reader gets one writer's whole entry or none);
 - whole solvers on one ``solver.jax_cache_dir`` (aragog's store and JAX's own cache in one
   directory) and one bundled-EOS cache (``XDG_CACHE_HOME``), then a later process that must
@@ -128,7 +128,7 @@ def _fake_serializer():
 
 
 def _store_worker(index, barrier, directory, role, keys, n_iter, max_bytes, writers_done, n_writers):
-    import aragog.csdl.executable_store as executable_store
+    import aragog.csdl._executable_store as executable_store
 
     executable_store.serialize_executable = _fake_serializer()
     store = executable_store.ExecutableStore(directory, max_bytes)
@@ -214,7 +214,7 @@ def test_store_race_never_tears_an_entry(tmp_path, evicting):
 
 # ----------------------------------------------- the "is the directory usable" probe --
 def _probe_worker(index, barrier, directory, n):
-    from aragog.solver.persistent_cache import _usable
+    from aragog.solver._persistent_cache import _usable
 
     barrier.wait(timeout=BARRIER_S)
     return [p for p in (_usable(Path(directory)) for _ in range(n)) if p is not None]
@@ -242,7 +242,7 @@ def _solve_worker(index, barrier, cache_dir, xdg):
     os.environ["XDG_CACHE_HOME"] = xdg  # the bundled EOS tables: generated (raced) here too
     collect = _collect_warnings()
     from aragog import EntropySolver, load_config
-    from aragog.solver.persistent_cache import active_cache
+    from aragog.solver._persistent_cache import active_cache
 
     barrier.wait(timeout=BARRIER_S)
     solver = EntropySolver(load_config(EARTH, overrides={**OVERRIDES, "solver.jax_cache_dir": cache_dir}))
@@ -320,7 +320,7 @@ def test_corrupt_store_entry_is_a_miss_recompiled_and_replaced(tmp_path, monkeyp
     import jax
     import jax.numpy as jnp
 
-    from aragog.csdl import compiling, executable_store
+    from aragog.csdl import _compiling as compiling, _executable_store as executable_store
 
     store = executable_store.ExecutableStore(tmp_path / "store")
     monkeypatch.setattr(executable_store, "_store", [store])
@@ -390,7 +390,7 @@ EOS_SIZE = (21, 31)
 def _eos_worker(index, barrier, xdg):
     os.environ["XDG_CACHE_HOME"] = xdg
     collect = _collect_warnings()
-    from aragog.eos import bundled
+    from aragog.eos import _bundled as bundled
 
     original = bundled.generate_default_tables
     # Each process generates tables one ulp apart (T0 nudged index times): what another
@@ -423,7 +423,7 @@ def test_racing_eos_generation_all_use_the_winners_tables(tmp_path):
     build directory is left. Fails if a loser raised on the rename, or kept its own
     in-memory tables.
     """
-    from aragog.eos import bundled
+    from aragog.eos import _bundled as bundled
 
     xdg = tmp_path / "xdg"
     results = _race(_eos_worker, [(str(xdg),)] * 3)
@@ -437,7 +437,7 @@ def test_racing_eos_generation_all_use_the_winners_tables(tmp_path):
 
 
 def _eos_dir(xdg: Path) -> Path:
-    from aragog.eos import bundled
+    from aragog.eos import _bundled as bundled
 
     return xdg / "aragog" / "eos" / bundled.cache_dir(*EOS_SIZE).name
 
@@ -449,7 +449,7 @@ def test_corrupt_eos_cache_is_regenerated_not_raised(tmp_path, monkeypatch, capl
     instead of raising. Fails if the reader lets ``zipfile.BadZipFile`` (not an
     ``OSError`` or ``ValueError``) through to the user, as it did.
     """
-    from aragog.eos import bundled
+    from aragog.eos import _bundled as bundled
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     bundled._cached_set.cache_clear()

@@ -28,7 +28,8 @@ from aragog.config import (
     parse_overrides,
     to_toml,
 )
-from aragog.config.schema import LEGACY_IGNORED, REQUIRED, SCHEMA
+from aragog.config import SCHEMA
+from aragog.config._schema import LEGACY_IGNORED, REQUIRED
 from aragog.errors import ConfigError
 
 # An existing aragog config file, as users have them (inner_boundary_condition 1).
@@ -655,7 +656,8 @@ def test_docs_name_every_key() -> None:
     if not doc.exists():
         pytest.skip("docs/config.md not present")
     text = doc.read_text()
-    from aragog.config.schema import LEGACY_MAPPED, RADIONUCLIDE_KEYS
+    from aragog.config import RADIONUCLIDE_KEYS
+    from aragog.config._schema import LEGACY_MAPPED
     for section, keys in {**SCHEMA, "radionuclide_NAME": RADIONUCLIDE_KEYS}.items():
         assert f"[{section}]" in text, section
         for key in keys:

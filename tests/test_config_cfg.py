@@ -16,7 +16,7 @@ import pytest
 
 from aragog.cli import main
 from aragog.config import Parameters, load_config, read_config_file, to_toml
-from aragog.config.ini import convert
+from aragog.config._ini import convert
 from aragog.errors import ConfigError
 from aragog.probe import format_indices, probe_initial_state
 
@@ -176,9 +176,9 @@ def _imports(module: str) -> set[str]:
 
 
 def test_config_imports_run_one_way() -> None:
-    assert "loader" not in _imports("params")
-    assert not {"loader", "params"} & _imports("normalise")
-    assert not {"loader", "params", "normalise"} & (_imports("ini") | _imports("checks") | _imports("schema"))
+    assert "_loader" not in _imports("_params")
+    assert not {"_loader", "_params"} & _imports("_normalise")
+    assert not {"_loader", "_params", "_normalise"} & (_imports("_ini") | _imports("_checks") | _imports("_schema"))
 
 
 # ---------------------------------------------------------------------- radionuclides

@@ -29,7 +29,7 @@ def test_config_doc_matches_schema() -> None:
 
 def test_every_section_has_a_generated_table() -> None:
     gen = _tool()
-    from aragog.config.schema import SCHEMA
+    from aragog.config import SCHEMA
 
     text = DOC.read_text(encoding="utf-8")
     blocks = [m for line in text.splitlines() if (m := gen.BEGIN.match(line))]

@@ -18,10 +18,10 @@ from aragog import EntropySolver, eos, load_config
 from aragog import physics as ph
 from aragog._jax import jax, jnp
 from aragog.errors import ConfigError
-from aragog.physics import core
-from aragog.physics.rhs import StructureState, thermal_stage
-from aragog.solver import inputs as solver_inputs
-from aragog.solver.jacobian import band_to_dense, banded_jacobian
+from aragog.physics import _core as core
+from aragog.physics import StructureState, thermal_stage
+from aragog.solver import _inputs as solver_inputs
+from aragog.solver._jacobian import band_to_dense, banded_jacobian
 from aragog.structure import build_mesh
 
 from conftest import INPUT

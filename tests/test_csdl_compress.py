@@ -1,4 +1,4 @@
-"""aragog.csdl.compress (basic form): a region replaced by one JaxCompressedOperation.
+"""aragog.csdl._compress (basic form): a region replaced by one JaxCompressedOperation.
 
 Compressed and uncompressed graphs evaluate the same float64 operations, in the same
 order, so values agree to rounding (rtol 1e-12); derivatives are compared with

@@ -1,4 +1,4 @@
-"""aragog.csdl.compress: sharing compiled functions, absorb_feeders, device.
+"""aragog.csdl._compress: sharing compiled functions, absorb_feeders, device.
 
 References: the same model in plain JAX (float64, rtol 1e-10)."""
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from aragog import csdl
-from aragog.csdl.region import compiled_function_count
+from aragog.csdl import compiled_function_count
 
 RTOL, ATOL = 1e-10, 1e-12
 XA, XB = np.array([0.1, -0.2, 0.3]), np.array([0.5, 0.4, -0.6])

@@ -1,6 +1,6 @@
-"""The per-solve energy budget of SolverOutput (aragog.solver.budget) closes.
+"""The per-solve energy budget of SolverOutput (aragog.solver._budget) closes.
 
-The identity (aragog.solver.budget, docs/output.md "Energy budget"): summing
+The identity (aragog.solver._budget, docs/output.md "Energy budget"): summing
 ρ_i T_i V_i dS_i/dt = (F A)_i - (F A)_{i+1} + ρ_i H_i V_i over the cells and integrating
 over the solve window gives
 
@@ -20,9 +20,9 @@ import pytest
 
 from aragog import EntropySolver, load_config
 from aragog.eos import ConstantParams
-from aragog.physics.heat_content import NumpyEOS, compression_work, heat_content_change, specific_enthalpy
-from aragog.solver.budget import STEP_FIELDS, interval_weights, quadrature_weights
-from aragog.solver.output import FIELD_META, SolverOutput
+from aragog.physics._heat_content import NumpyEOS, compression_work, heat_content_change, specific_enthalpy
+from aragog.solver._budget import STEP_FIELDS, interval_weights, quadrature_weights
+from aragog.solver import FIELD_META, SolverOutput
 
 from conftest import INPUT
 

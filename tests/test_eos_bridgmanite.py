@@ -1,4 +1,4 @@
-"""aragog.eos.models.bridgmanite: MgSiO3 bridgmanite (SLB2011 Mie–Grüneisen–Debye) checked
+"""aragog.eos.models._bridgmanite: MgSiO3 bridgmanite (SLB2011 Mie–Grüneisen–Debye) checked
 by its reference state, closed forms of its parts, the exact thermodynamic identities,
 its limits, and values of an independent implementation (BurnMan 2.1.0)."""
 
@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from aragog._jax import jax, jnp
-from aragog.eos.models.bridgmanite import GAS_CONSTANT as R
-from aragog.eos.models.bridgmanite import Bridgmanite, debye_d3
-from aragog.eos.models.thermo import properties_PT, properties_VT, volume
+from aragog.eos.models._bridgmanite import GAS_CONSTANT as R
+from aragog.eos.models import Bridgmanite
+from aragog.eos.models._bridgmanite import debye_d3
+from aragog.eos.models import properties_PT, properties_VT, volume
 
 MPV = Bridgmanite()
 # 0-135 GPa x 1000-5000 K, less (0 GPa, 5000 K): above this model's spinodal at zero

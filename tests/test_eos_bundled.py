@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from aragog import eos
-from aragog.eos import bundled
-from aragog.eos.tables import PhaseBoundary
+from aragog.eos import _bundled as bundled
+from aragog.eos import PhaseBoundary
 from aragog.errors import EOSError
 
 EPS = np.finfo(np.float64).eps

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from aragog import eos
-from aragog.eos import spider_format as sf
-from aragog.eos.tables import LIQUIDUS_FILE, SOLIDUS_FILE
+from aragog.eos import _spider_format as sf
+from aragog.eos._tables import LIQUIDUS_FILE, SOLIDUS_FILE
 from aragog.errors import EOSError
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

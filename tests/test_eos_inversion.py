@@ -1,4 +1,4 @@
-"""aragog.eos.models.inversion: (P, S) -> (V, T) for the MgSiO3 phases, checked by round
+"""aragog.eos.models._inversion: (P, S) -> (V, T) for the MgSiO3 phases, checked by round
 trips through the forward model: a state made at (P, T) is found again from its (P, S)
 starting from a guess far from it."""
 
@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aragog.eos.models.bridgmanite import Bridgmanite
-from aragog.eos.models.inversion import state_PS
-from aragog.eos.models.rtpress import RTpressMelt
-from aragog.eos.models.thermo import properties_PT
+from aragog.eos.models import Bridgmanite
+from aragog.eos.models import state_PS
+from aragog.eos.models import RTpressMelt
+from aragog.eos.models import properties_PT
 
 
 @pytest.mark.parametrize("phase, T_range, T_guess", [

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from aragog._jax import jax, jnp
-from aragog.eos import lookup
-from aragog.eos.tables import is_uniform
+from aragog.eos import _lookup as lookup
+from aragog.eos._tables import is_uniform
 
 EPS = np.finfo(np.float64).eps
 RNG = np.random.default_rng(42)

@@ -1,13 +1,13 @@
-"""aragog.eos.models.melting: the Monteux et al. (2016) piecewise Simon-Glatzel solidus and
+"""aragog.eos.models._melting: the Monteux et al. (2016) piecewise Simon-Glatzel solidus and
 liquidus, and their conversion to P-S curves with a phase model."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from aragog.eos.models.melting import LIQUIDUS, SOLIDUS, entropy_curve
-from aragog.eos.models.rtpress import RTpressMelt
-from aragog.eos.models.thermo import properties_PT
+from aragog.eos.models import LIQUIDUS, SOLIDUS, entropy_curve
+from aragog.eos.models import RTpressMelt
+from aragog.eos.models import properties_PT
 
 
 def test_pieces_meet_at_20_GPa_and_curves_are_ordered():

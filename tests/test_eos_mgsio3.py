@@ -1,4 +1,4 @@
-"""The generated MgSiO3 tables (aragog.eos.models.generate, eos.model = "mgsio3"): every
+"""The generated MgSiO3 tables (aragog.eos.models._generate, eos.model = "mgsio3"): every
 node a converged state of its phase model, the thermodynamic identities, the melting
 curves in P-S and back in P-T, the cache keyed by the model's parameters, the CLI, and a
 solve on them.
@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from aragog import eos
-from aragog.eos import bundled
-from aragog.eos.models.generate import generate_tables, phase_arrays
-from aragog.eos.models.inversion import state_PS
-from aragog.eos.models.mgsio3 import MGSIO3
-from aragog.eos.models.thermo import properties_PT
+from aragog.eos import _bundled as bundled
+from aragog.eos.models import generate_tables, phase_arrays
+from aragog.eos.models import state_PS
+from aragog.eos.models import MGSIO3
+from aragog.eos.models import properties_PT
 from aragog.errors import EOSError
 
 NP, NS = 21, 25

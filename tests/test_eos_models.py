@@ -1,4 +1,4 @@
-"""aragog.eos.models.thermo: properties from a Helmholtz free energy by autodiff, checked
+"""aragog.eos.models._thermo: properties from a Helmholtz free energy by autodiff, checked
 on a model with closed forms (an ideal gas with constant C_V) and by the exact identities."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 
 from aragog._jax import jnp
-from aragog.eos.models.thermo import properties_PT, properties_VT, volume
+from aragog.eos.models import properties_PT, properties_VT, volume
 
 R = 8.31446261815324
 

@@ -10,7 +10,7 @@ import pytest
 
 from aragog import eos
 from aragog._jax import jax, jnp
-from aragog.eos import phase
+from aragog.eos import _phase as phase
 
 EPS = np.finfo(np.float64).eps
 RTMELT = Path(__file__).resolve().parents[2] / "shared" / "data" / "spider-RTmelt"
@@ -291,7 +291,7 @@ def test_tanh_weight_direction():
 
 def _reference(tables, params, P, S) -> dict:
     """The evaluator written directly with the public lookups (docs/physics.md, module docstring)."""
-    from aragog.eos import lookup
+    from aragog.eos import _lookup as lookup
 
     P, S = jnp.broadcast_arrays(jnp.asarray(P, dtype=jnp.float64), jnp.asarray(S, dtype=jnp.float64))
     m, s = tables.melt, tables.solid

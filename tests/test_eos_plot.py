@@ -1,4 +1,4 @@
-"""The EOS table-set figure (``aragog eos plot DIR``): aragog.io.eos_plot."""
+"""The EOS table-set figure (``aragog eos plot DIR``): aragog.io._eos_plot."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from aragog import eos
-from aragog.eos.bundled import DEFAULT_MODEL
+from aragog.eos._bundled import DEFAULT_MODEL
 from aragog.errors import AragogError, EOSError
-from aragog.io.eos_plot import interpolate_on_grid, melting_curves_PT, plot_table_set, property_maps
+from aragog.io._eos_plot import interpolate_on_grid, melting_curves_PT, plot_table_set, property_maps
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -1,7 +1,7 @@
-"""aragog.eos.models.rtpress: MgSiO3 liquid, RTpress (Wolf & Bower 2018).
+"""aragog.eos.models._rtpress: MgSiO3 liquid, RTpress (Wolf & Bower 2018).
 
 Checks: the reference state; the exact thermodynamic identities and the inversion
-V(P, T) through :mod:`aragog.eos.models.thermo`; published numbers (MD points the paper
+V(P, T) through :mod:`aragog.eos.models._thermo`; published numbers (MD points the paper
 fits, SPIDER's reference pressures of the RTpress dK09 model); and the distance to SPIDER's
 legacy RTpress melt table (../shared/data/spider-RTmelt, skipped when absent).
 """
@@ -13,8 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from aragog.eos.models.rtpress import GAS_CONSTANT, RTpressMelt, _vol
-from aragog.eos.models.thermo import properties_PT, properties_VT, volume
+from aragog.eos.models import RTpressMelt
+from aragog.eos.models._rtpress import GAS_CONSTANT, _vol
+from aragog.eos.models import properties_PT, properties_VT, volume
 
 S11 = RTpressMelt()  # defaults: the paper's fit to Spera et al. (2011)
 DK09 = RTpressMelt.dekoker2009()

@@ -2,7 +2,7 @@
 
 * ``aragog.fields`` is light: importing it starts neither JAX nor the solver;
 * ``aragog.io`` takes its field metadata from there: no io module imports the solver at
-  module level, and none imports ``aragog.solver.output`` at all;
+  module level, and none imports ``aragog.solver._output`` at all;
 * the structure's and the solver's metadata are the very objects of ``aragog.fields``;
 * the version written into a netCDF file is ``aragog._version.__version__``.
 """
@@ -28,9 +28,9 @@ SRC = Path(aragog.__file__).parent
 
 # Modules of aragog.io allowed a module-level import of the solver, with the names they may
 # import: solver_history.py builds a RunHistory from the solver's states (code moved out of
-# aragog.solver.results by another change); it should take its field names from
+# aragog.solver._results by another change); it should take its field names from
 # aragog.fields too, and this entry shrink to the solver code it calls.
-ALLOWED_SOLVER_IMPORTS = {"solver_history.py": {"aragog.solver.results", "aragog.solver.output"}}
+ALLOWED_SOLVER_IMPORTS = {"solver_history.py": {"aragog.solver._results", "aragog.solver._output"}}
 
 
 def _run(code: str) -> None:
@@ -82,7 +82,7 @@ def test_io_never_imports_the_solver_at_module_level():
         # Field metadata comes from aragog.fields, also inside functions.
         for node in ast.walk(tree):
             for name in _imported(node):
-                if name.startswith("aragog.solver.output") and source.name not in ALLOWED_SOLVER_IMPORTS:
+                if name.startswith("aragog.solver._output") and source.name not in ALLOWED_SOLVER_IMPORTS:
                     raise AssertionError(f"aragog/io/{source.name}:{node.lineno} imports {name}")
 
 
@@ -94,12 +94,12 @@ def test_fields_imports_only_the_standard_library():
 
 
 def test_structure_solver_and_io_share_the_fields_objects():
-    import aragog.io.history
-    import aragog.io.netcdf
+    import aragog.io._history
+    import aragog.io._netcdf
     import aragog.solver
-    import aragog.solver.output as output
+    import aragog.solver._output as output
     import aragog.structure
-    import aragog.structure.geometry as geometry
+    import aragog.structure._geometry as geometry
 
     for name in ("FieldMeta", "FIELD_META", "STAGGERED_FIELDS", "BASIC_FIELDS", "SCALAR_FIELDS"):
         assert getattr(output, name) is getattr(fields, name), name
@@ -107,7 +107,7 @@ def test_structure_solver_and_io_share_the_fields_objects():
     assert geometry.MESH_ARRAYS_FIELDS is fields.MESH_ARRAYS_FIELDS
     assert aragog.structure.MESH_ARRAYS_FIELDS is fields.MESH_ARRAYS_FIELDS
     assert geometry.FieldDoc is fields.FieldMeta and aragog.structure.FieldDoc is fields.FieldMeta
-    for module in (aragog.io.history, aragog.io.netcdf):
+    for module in (aragog.io._history, aragog.io._netcdf):
         assert module.FIELD_META is fields.FIELD_META and module.FieldMeta is fields.FieldMeta, module.__name__
 
 

@@ -10,14 +10,14 @@ import pytest
 
 from aragog import EntropySolver, load_config, physics
 from aragog._jax import jax, jnp
-from aragog.csdl import compiling, executable_store
+from aragog.csdl import _compiling as compiling, _executable_store as executable_store
 from aragog.errors import AragogError
-from aragog.physics.boundary import INVERSION_GRID
-from aragog.physics.heat_content import NumpyEOS
-from aragog.solver import inputs as _inputs
-from aragog.solver.inversion import entropy_of_temperature
-from aragog.solver.jitpair import JitPair
-from aragog.solver.shared_programs import clear_shared_programs
+from aragog.physics._boundary import INVERSION_GRID
+from aragog.physics._heat_content import NumpyEOS
+from aragog.solver import _inputs as _inputs
+from aragog.solver._inversion import entropy_of_temperature
+from aragog.solver import JitPair
+from aragog.solver import clear_shared_programs
 
 from conftest import INPUT
 

@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 from aragog.errors import ConfigError
-from aragog.grid.spec import grid_from_dict, load_grid, point_parameters
-from aragog.grid.store import GridFolder
+from aragog.grid import grid_from_dict, load_grid
+from aragog.grid._spec import point_parameters
+from aragog.grid import GridFolder
 
 ROOT = Path(__file__).resolve().parents[1]
 EARTH = ROOT / "input" / "earth.toml"
@@ -106,7 +107,7 @@ def test_missing_base_is_named(tmp_path):
 def test_every_point_is_validated_before_anything_runs(tmp_path):
     """A bad value at one point names the point, the key and the value, and the output
     folder is not even created; an unknown axis key gets did-you-mean."""
-    from aragog.grid.runner import prepare_grid
+    from aragog.grid import prepare_grid
 
     out = tmp_path / "out"
     path = _grid(tmp_path, {"boundary_conditions.emissivity": [0.5, 1.0, 1.5]})
@@ -124,8 +125,8 @@ def test_every_point_is_validated_before_anything_runs(tmp_path):
 def test_output_folder_of_another_grid_is_refused(tmp_path):
     """A folder holding a different grid is refused (the difference named), also with
     --resume; --force replaces it; the same grid with results needs --resume or --force."""
-    from aragog.grid.runner import prepare_grid
-    from aragog.grid.store import PointRecord
+    from aragog.grid import prepare_grid
+    from aragog.grid import PointRecord
 
     out = tmp_path / "out"
     first = _grid(tmp_path, {"boundary_conditions.emissivity": [0.5, 1.0]})
@@ -148,7 +149,7 @@ def test_output_folder_of_another_grid_is_refused(tmp_path):
 @pytest.fixture(scope="module")
 def client():
     """The CLI's own local cluster: two pinned one-thread workers on 127.0.0.1."""
-    from aragog.grid.cluster import open_client
+    from aragog.grid import open_client
 
     with open_client(n_workers=2) as c:
         yield c
@@ -162,8 +163,8 @@ def finished_grid(tmp_path_factory):
     directory of the first grid it ran (JAX opens one per process) and the programs it
     already holds, so on workers that ran another grid of the same key first (the order
     pytest-xdist deals tests in) nothing would be compiled into this grid's cache."""
-    from aragog.grid.cluster import open_client
-    from aragog.grid.runner import run_grid
+    from aragog.grid import open_client
+    from aragog.grid import run_grid
 
     tmp = tmp_path_factory.mktemp("grid")
     path = _grid(tmp, {"boundary_conditions.emissivity": [0.5, 1.0],
@@ -192,7 +193,7 @@ def test_grid_runs_every_point_and_compiles_each_program_once(finished_grid):
 def test_collected_grid_puts_each_point_at_its_axis_values(tmp_path, client):
     """Axes named out of alphabetical order keep the grid file's order (first slowest) in
     grid.json and grid.nc, and the value at each coordinate is that point's own run."""
-    from aragog.grid.runner import run_grid
+    from aragog.grid import run_grid
     from aragog.io import read_netcdf
 
     path = _grid(tmp_path, {"mesh.outer_radius": [6.0e6, 6.371e6],
@@ -244,7 +245,7 @@ def test_programs_stored_sees_the_grid_cache(finished_grid, tmp_path):
 def test_failing_point_is_recorded_and_the_grid_goes_on(tmp_path, client):
     """A point that exhausts its step budget is a "failed" record with the solver's
     message; the other point finishes; the run raises nothing."""
-    from aragog.grid.runner import run_grid
+    from aragog.grid import run_grid
 
     path = _grid(tmp_path, {"solver.max_steps": [1, 100000]})
     run_grid(path, client, out=tmp_path / "out", cache_dir=tmp_path / "cache", progress=False, collect=False)
@@ -256,7 +257,7 @@ def test_failing_point_is_recorded_and_the_grid_goes_on(tmp_path, client):
 
 def test_resume_runs_only_what_is_missing(finished_grid, client):
     """Removing one point's record makes --resume run that point alone."""
-    from aragog.grid.runner import prepare_grid, run_grid
+    from aragog.grid import prepare_grid, run_grid
 
     path, folder, _ = finished_grid
     before = folder.records()
@@ -273,8 +274,8 @@ def test_worker_that_died_twice_is_recorded(tmp_path):
     """A future that raises KilledWorker (its worker died on both attempts) becomes a failed
     record naming the cause."""
     distributed = pytest.importorskip("distributed")
-    from aragog.grid.runner import _finish
-    from aragog.grid.worker import PointTask
+    from aragog.grid._runner import _finish
+    from aragog.grid._worker import PointTask
 
     class Dead:
         def result(self):
@@ -354,7 +355,7 @@ def test_progress_plain_lines_and_summary_table():
     one at the end; the summary table lists counts, programs and failures."""
     import io
 
-    from aragog.grid.progress import GridProgress, summary_table
+    from aragog.grid._progress import GridProgress, summary_table
 
     stream = io.StringIO()
     bar = GridProgress(3, stream=stream, every=3600.0)

@@ -1,4 +1,4 @@
-"""aragog.grid.cluster: the Dask client a grid runs on (local processes, Slurm, a scheduler).
+"""aragog.grid._cluster: the Dask client a grid runs on (local processes, Slurm, a scheduler).
 
 Tests marked ``slurm`` run on a real Slurm (``bash scripts/slurm_local.sh start`` gives a
 one-node one on this machine) and skip by themselves when none accepts a trivial job.
@@ -15,7 +15,8 @@ from pathlib import Path
 import distributed
 import pytest
 
-from aragog.grid.cluster import ONE_THREAD_ENV, SlurmOptions, open_client, slurm_job_script
+from aragog.grid import SlurmOptions, open_client
+from aragog.grid._cluster import ONE_THREAD_ENV, slurm_job_script
 
 REPO = Path(__file__).resolve().parents[1]
 CPUS = sorted(os.sched_getaffinity(0))

@@ -14,12 +14,13 @@ import pytest
 import xarray as xr
 
 from aragog.errors import ConfigError
-from aragog.grid.collect import STATUS_CODES, axis_names, collect_grid, resample
-from aragog.grid.plot import plot_grid
-from aragog.grid.spec import grid_from_dict
-from aragog.grid.store import GridFolder, PointRecord
+from aragog.grid import collect_grid
+from aragog.grid._collect import STATUS_CODES, axis_names, resample
+from aragog.grid import plot_grid
+from aragog.grid import grid_from_dict
+from aragog.grid import GridFolder, PointRecord
 from aragog.io import write_netcdf
-from aragog.io.history import RunHistory
+from aragog.io import RunHistory
 
 EARTH = Path(__file__).resolve().parents[1] / "input" / "earth.toml"
 TIMES = [0.0, 10.0, 20.0, 50.0, 100.0]

@@ -20,7 +20,8 @@ import pytest
 import aragog.io
 from aragog.errors import AragogError
 from aragog.io import RunHistory, plot_run, read_netcdf, select_snapshots, summarize, write_netcdf
-from aragog.solver.output import FIELD_META, FieldMeta
+from aragog.solver import FIELD_META
+from aragog.solver._output import FieldMeta
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 R_CMB, R_SURF = 3.48e6, 6.371e6
@@ -296,7 +297,7 @@ def test_failure_mid_write_keeps_existing_file(tmp_path, history, monkeypatch):
     write_netcdf(target, history)
     before = target.read_bytes()
 
-    import aragog.io.netcdf as nc
+    import aragog.io._netcdf as nc
 
     real = nc._data_variable
     calls = []
@@ -529,7 +530,7 @@ def test_io_does_not_import_jax_or_the_solver():
             for name in names:
                 assert not name.split(".")[0] == "jax", f"{source.name} imports {name}"
                 if name.startswith("aragog.solver"):
-                    assert name == "aragog.solver.output", f"{source.name} imports {name}"
+                    assert name == "aragog.solver._output", f"{source.name} imports {name}"
 
 
 def test_import_is_light():

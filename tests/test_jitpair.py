@@ -9,14 +9,14 @@ import pytest
 import scipy.sparse
 
 from aragog._jax import jax, jnp
-from aragog.solver.jacobian import (
+from aragog.solver._jacobian import (
     BandConverter,
     band_to_dense,
     banded_jacobian,
     dense_jacobian,
     dense_to_band,
 )
-from aragog.solver.jitpair import JitPair
+from aragog.solver import JitPair
 
 # Jacobians computed by colored forward-mode products and by jacfwd execute the same
 # floating-point operations per entry (one tangent propagation each), so they agree to

@@ -15,9 +15,9 @@ import pytest
 
 from aragog import EntropySolver, eos, load_config
 from aragog._jax import jax
-from aragog.eos.packed import PackedEOS, axis_mode, pack_tables, packed_tables
-from aragog.eos.tables import load_table_set
-from aragog.solver.hlo import kernel_counts
+from aragog.eos._packed import PackedEOS, axis_mode, pack_tables, packed_tables
+from aragog.eos import load_table_set
+from aragog.solver import kernel_counts
 
 from conftest import INPUT, SHARED_DATA
 
@@ -83,7 +83,7 @@ def test_packed_views_and_identity():
 def test_packed_evaluator_matches_the_plain_lookups(which):
     """Away from the mush blend (|g - 0|, |g - 1| > 0.5, where the blend weight is below
     1e-20) the evaluator's values are the bilinear lookups of one table; the boundary values
-    are the lookups at the boundary entropy. The reference is aragog.eos.lookup (its own
+    are the lookups at the boundary entropy. The reference is aragog.eos._lookup (its own
     cell search: binary search or estimate-and-correct, per-table gathers). Tolerance 1e-12
     relative: the arithmetic index differs from a search only by rounding of the fraction."""
     if which == "bundled":

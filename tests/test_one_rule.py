@@ -6,7 +6,7 @@
 - Atomic writes have one implementation, :mod:`aragog._atomic` (re-exported by
   :mod:`aragog.io._atomic`; the EOS writer and ``aragog show-config -o`` use it): a unique
   temporary file beside the target, ``os.replace``, nothing left behind on failure.
-- ``config/loader.py`` and ``config/params.py`` import one way (loader -> params).
+- ``config/_loader.py`` and ``config/_params.py`` import one way (loader -> params).
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ import aragog.io._atomic as io_atomic
 from aragog import eos, validation
 from aragog.cli import main
 from aragog.config import load_config
-from aragog.config.params import BUNDLED_EOS_MODELS
+from aragog.config._params import BUNDLED_EOS_MODELS
 from aragog.errors import AragogError, ConfigError, EOSError
-from aragog.eos import spider_format
+from aragog.eos import _spider_format as spider_format
 from aragog.solver import EntropySolver
-from aragog.solver import inputs as solver_inputs
+from aragog.solver import _inputs as solver_inputs
 
 from conftest import INPUT
 
@@ -93,11 +93,11 @@ def test_tidal_length_checked_even_with_tidal_off():
 
 
 def test_the_rules_live_only_in_params():
-    """config/params.py states each rule once; validation.py and solver/inputs.py (which
+    """config/_params.py states each rule once; validation.py and solver/_inputs.py (which
     run on validated parameters) no longer repeat them."""
-    params = (SRC / "config" / "params.py").read_text(encoding="utf-8")
+    params = (SRC / "config" / "_params.py").read_text(encoding="utf-8")
     assert params.count("unknown bundled model") == 1 and params.count("tidal_array` has") == 1
-    for rel in ("validation.py", "solver/inputs.py"):
+    for rel in ("validation.py", "solver/_inputs.py"):
         text = (SRC / rel).read_text(encoding="utf-8")
         assert "BUNDLED_MODELS" not in text and "unknown bundled model" not in text, rel
         assert "values; give 1" not in text, rel
@@ -130,11 +130,11 @@ def test_io_atomic_is_the_shared_helper():
 
 def test_no_other_atomic_writer():
     """Only aragog/_atomic.py (and csdl, which imports nothing from aragog) call os.replace
-    on a temporary file; the EOS cache's directory rename (eos/bundled.py) is not a file write."""
+    on a temporary file; the EOS cache's directory rename (eos/_bundled.py) is not a file write."""
     for path in SRC.rglob("*.py"):
         rel = path.relative_to(SRC).as_posix()
         text = path.read_text(encoding="utf-8")
-        if rel in ("_atomic.py", "csdl/executable_store.py"):
+        if rel in ("_atomic.py", "csdl/_executable_store.py"):
             continue
         assert "os.replace(" not in text and ".replace(path)" not in text, rel
 
@@ -245,7 +245,7 @@ def _imported_modules(path: Path) -> set[str]:
 
 
 def test_config_loader_and_params_import_one_way():
-    loader = _imported_modules(SRC / "config" / "loader.py")
-    params = _imported_modules(SRC / "config" / "params.py")
-    assert ".params" in loader or "aragog.config.params" in loader
-    assert not {".loader", "aragog.config.loader", "aragog.config"} & params, params
+    loader = _imported_modules(SRC / "config" / "_loader.py")
+    params = _imported_modules(SRC / "config" / "_params.py")
+    assert "._params" in loader or "aragog.config._params" in loader
+    assert not {"._loader", "aragog.config._loader", "aragog.config"} & params, params

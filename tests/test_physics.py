@@ -15,7 +15,7 @@ import pytest
 from aragog._jax import jax, jnp
 from aragog import eos
 from aragog import physics as ph
-from aragog.physics.rhs import _rheological_front_depth
+from aragog.physics._rhs import _rheological_front_depth
 from aragog.structure import build_mesh
 
 R, RC, RHO_CORE = 6371e3, 3504e3, 10738.33

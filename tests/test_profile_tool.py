@@ -51,7 +51,7 @@ def test_bench_first_solve_worker_reports_every_stage(capsys):
     """tools/bench_solver.py section 0 (issue 11): the first solve split into tables, mesh,
     initial state and programs, per-program trace/compile and kernels, per-call costs."""
     from aragog import EntropySolver
-    from aragog.solver.shared_programs import clear_shared_programs
+    from aragog.solver import clear_shared_programs
 
     bench = load_bench()
     clear_shared_programs()

@@ -66,7 +66,7 @@ def contract_runs(request):
     """One solver reused across every change (reset + solve each time), and the final
     state; once per compile mode. Shared programs are cleared first, so this solver is
     the one that compiles."""
-    from aragog.solver.shared_programs import clear_shared_programs
+    from aragog.solver import clear_shared_programs
 
     clear_shared_programs()
     solver = make_solver(**CONTRACT_BASE, **{"solver.compile_mode": request.param})

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from aragog import EntropySolver, load_config
-from aragog.solver.jitpair import JitPair
-from aragog.solver.results import LastSolve
+from aragog.solver import JitPair
+from aragog.solver import LastSolve
 
 from conftest import INPUT, REPO
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark ``aragog.csdl.compress`` (issue 4's "Benchmark" section).
+"""Benchmark ``aragog.csdl._compress`` (issue 4's "Benchmark" section).
 
     python tools/bench_compress.py [--quick] [--json OUT] [--layers 400 1200]
                                    [--blocks 4 12 24] [--block-size 100] [--size 8]
@@ -171,7 +171,7 @@ def worker_vmap(cfg):
         h = _layers(csdl, x, cfg["block_size"])
         op = csdl.compress([x], [h], name="block")
         y = csdl.sum(h * h)
-    from aragog.csdl.region import Region
+    from aragog.csdl._region import Region
 
     Region.vmap_method = cfg["method"]  # this process only: also the VJP regions made later
     sim = csdl.JaxSimulator(rec, [x], [h], loop=False)

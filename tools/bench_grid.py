@@ -4,7 +4,7 @@
     python tools/bench_grid.py [--workers 2] [--end-time 2000] [--nodes 60] [--json OUT]
 
 Three grids of the demo planet (input/earth.toml), each run by ``aragog.grid.run_grid`` on a
-fresh local cluster of ``--workers`` one-thread workers (``aragog.grid.cluster``):
+fresh local cluster of ``--workers`` one-thread workers (``aragog.grid._cluster``):
 
 A. **cold**: 32 points (4 emissivities x 8 initial surface temperatures), ``--end-time``
    years each, one static key, an empty shared compilation cache;
@@ -58,7 +58,7 @@ def grid_spec(end_time: float, nodes: int, two_keys: bool) -> dict:
 
 def run_one(name: str, spec: dict, out: Path, cache: Path, workers: int) -> dict:
     from aragog.grid import grid_from_dict, open_client, run_grid
-    from aragog.grid.store import GridFolder
+    from aragog.grid import GridFolder
 
     grid = grid_from_dict(spec)
     t0 = time.perf_counter()

@@ -54,10 +54,8 @@ import numpy as np
 
 from aragog import EntropySolver, load_config
 from aragog._jax import jax
-from aragog.solver.compile_stats import compile_stats
-from aragog.solver.shared_programs import bare_executables, compiled_program
-from aragog.solver.hlo import kernel_counts
-from aragog.solver.jitpair import JitPair
+from aragog.solver import JitPair, compile_stats, compiled_program, kernel_counts
+from aragog.solver._shared_programs import bare_executables
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"cold_first_solve_s": 2.5, "warm_first_solve_s": 0.5}
@@ -74,7 +72,7 @@ def us_per_call(fn, calls: int) -> float:
 
 
 def entry_kernels(compiled) -> dict:
-    """Kernels of a compiled executable (:func:`aragog.solver.hlo.kernel_counts`: the ENTRY
+    """Kernels of a compiled executable (:func:`aragog.solver._hlo.kernel_counts`: the ENTRY
     computation's instructions other than parameters, constants, tuples and bitcasts, of
     which fusions); ``None`` values when the HLO text is unavailable (an executable
     deserialized from a cache may not keep it)."""
@@ -108,7 +106,7 @@ def program_call_costs(solver, calls: int) -> dict:
 def first_solve_worker(cfg: dict) -> dict:
     """One fresh process: construction + initialize + solve (the first solve), then the
     first get_state, timed by stage; then kernels and per-call costs (after the timing)."""
-    import aragog.solver.entropy_solver as es
+    import aragog.solver._entropy_solver as es
 
     t_import = time.perf_counter() - _T_START if "_T_START" in globals() else None
     timers = {"tables": 0.0, "mesh": 0.0, "initial_state": 0.0}

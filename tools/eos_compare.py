@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Check the generated MgSiO3 EOS tables (aragog.eos.models.mgsio3, ``eos.model = "mgsio3"``):
+"""Check the generated MgSiO3 EOS tables (aragog.eos.models._mgsio3, ``eos.model = "mgsio3"``):
 generation time, thermodynamic identities, and agreement with SPIDER's published tables.
 
     ARAGOG_JAX_CACHE_DIR=none python tools/eos_compare.py [--json OUT] [--np N --ns N]
@@ -89,8 +89,8 @@ def print_rows(title: str, rows: dict, unit: str = "rel") -> None:
 # ----------------------------------------------------------------------------- 1. timing
 
 def section_timing(np_: int, ns: int):
-    from aragog.eos.models.generate import generate_tables
-    from aragog.eos.models.mgsio3 import MGSIO3
+    from aragog.eos.models import generate_tables
+    from aragog.eos.models import MGSIO3
 
     env = {k: os.environ.get(k) for k in ("ARAGOG_JAX_CACHE_DIR", "JAX_COMPILATION_CACHE_DIR")}
     t0 = time.perf_counter()
@@ -111,8 +111,8 @@ def section_timing(np_: int, ns: int):
 # ----------------------------------------------------------------------------- 2. identities
 
 def section_identities(tables, np_: int, ns: int) -> dict:
-    from aragog.eos.models.generate import phase_arrays
-    from aragog.eos.models.mgsio3 import MGSIO3
+    from aragog.eos.models import phase_arrays
+    from aragog.eos.models import MGSIO3
 
     result = {}
     for name, curve in (("melt", MGSIO3.liquidus), ("solid", MGSIO3.solidus)):
@@ -165,7 +165,7 @@ def spider_at_PT(table, P: np.ndarray, T: np.ndarray) -> dict:
 
 
 def ours_at_PT(phase, P: np.ndarray, T: np.ndarray) -> dict:
-    from aragog.eos.models.thermo import properties_PT
+    from aragog.eos.models import properties_PT
 
     PP, TT = np.meshgrid(P, T)
     props = {k: np.asarray(v) for k, v in properties_PT(phase, PP, TT).items()}
@@ -208,7 +208,7 @@ def compare_spider(label: str, phase, table, P, T) -> dict:
 
 def section_spider(n_p: int, n_t: int) -> dict:
     from aragog.eos import load_table_set
-    from aragog.eos.models.mgsio3 import MGSIO3
+    from aragog.eos.models import MGSIO3
 
     if not RTMELT.is_dir():
         print(f"\n== 3. SPIDER RTmelt: skipped ({RTMELT} not found)")
@@ -233,7 +233,7 @@ def section_spider(n_p: int, n_t: int) -> dict:
 
 def temperature_at_S(phase, P: np.ndarray, S_target: np.ndarray, T0: np.ndarray, steps: int = 30):
     """T with S_phase(P, T) = S_target: Newton in ln T ((dS/d ln T)_P = c_p), steps clipped."""
-    from aragog.eos.models.thermo import properties_PT
+    from aragog.eos.models import properties_PT
 
     lnT = np.log(T0)
     for _ in range(steps):
@@ -245,8 +245,8 @@ def temperature_at_S(phase, P: np.ndarray, S_target: np.ndarray, T0: np.ndarray,
 
 def section_melting(tables) -> dict:
     from aragog.eos import read_table_1d
-    from aragog.eos.models.mgsio3 import MGSIO3
-    from aragog.eos.models.thermo import properties_PT
+    from aragog.eos.models import MGSIO3
+    from aragog.eos.models import properties_PT
 
     if not MELTING.is_dir():
         print(f"\n== 4. melting curves: skipped ({MELTING} not found)")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""aragog's Bridgmanite (aragog.eos.models.bridgmanite) vs BurnMan's
+"""aragog's Bridgmanite (aragog.eos.models._bridgmanite) vs BurnMan's
 ``SLB_2011.mg_perovskite`` (equation of state ``slb3``) at the same parameters.
 
 BurnMan pins numpy < 2, so it lives in its own venv (never the project's): by default
@@ -90,16 +90,16 @@ def run_burnman(python: str, params: dict | None, points) -> dict:
 def run_aragog_VT(fields: dict, V, T) -> np.ndarray:
     """aragog at BurnMan's volumes: the model alone, without either code's V(P, T) solve
     (columns PROPS + [P])."""
-    from aragog.eos.models.bridgmanite import Bridgmanite
-    from aragog.eos.models.thermo import properties_VT
+    from aragog.eos.models import Bridgmanite
+    from aragog.eos.models import properties_VT
 
     props = properties_VT(Bridgmanite(**fields), V, T)
     return np.stack([np.asarray(props[k]) for k in PROPS + ["P"]], axis=1)
 
 
 def run_aragog(fields: dict, points) -> np.ndarray:
-    from aragog.eos.models.bridgmanite import Bridgmanite
-    from aragog.eos.models.thermo import properties_PT
+    from aragog.eos.models import Bridgmanite
+    from aragog.eos.models import properties_PT
 
     phase = Bridgmanite(**fields)
     P = np.array([p for p, _ in points]) * 1e9
@@ -112,7 +112,7 @@ def run_aragog(fields: dict, points) -> np.ndarray:
 
 
 def compare(label: str, python: str, use_burnman_params: bool, points) -> dict:
-    from aragog.eos.models.bridgmanite import Bridgmanite
+    from aragog.eos.models import Bridgmanite
 
     if use_burnman_params:
         bm = run_burnman(python, None, points)

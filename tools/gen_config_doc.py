@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Render the key tables of ``docs/config.md`` from ``aragog.config.schema``.
+"""Render the key tables of ``docs/config.md`` from ``aragog.config._schema``.
 
 The doc keeps its hand-written prose; each table sits between two marker lines::
 
@@ -15,7 +15,7 @@ for every ``[radionuclide_*]`` section. Every schema section must have a block.
     python tools/gen_config_doc.py --check    # exit 1 (and say where) if it is out of date
 
 ``tests/test_config_doc.py`` runs the check, so the doc cannot drift from the schema:
-change a key in ``src/aragog/config/schema.py``, then run this tool.
+change a key in ``src/aragog/config/_schema.py``, then run this tool.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "config.md"
 
 try:
-    from aragog.config import schema
+    from aragog import config
 except ImportError:  # run from a checkout without the package installed
     sys.path.insert(0, str(REPO / "src"))
-    from aragog.config import schema
+    from aragog import config
 
 BEGIN = re.compile(r"^<!-- BEGIN GENERATED: (?P<names>[A-Za-z0-9_, ]+) -->$")
 END = "<!-- END GENERATED -->"
@@ -56,7 +56,7 @@ def _float_text(x: float) -> str:
     return text
 
 
-def _default_text(key: schema.Key) -> str:
+def _default_text(key: config.Key) -> str:
     d = key.default
     if key.required:
         return "**required**"
@@ -73,7 +73,7 @@ def _default_text(key: schema.Key) -> str:
     return f"`{d}`"
 
 
-def _allowed_text(key: schema.Key) -> str:
+def _allowed_text(key: config.Key) -> str:
     if key.choices:
         return key.choices_text()
     text = key.range_text().replace(">=", "≥").replace("<=", "≤")
@@ -90,7 +90,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def render_table(keys: dict[str, schema.Key]) -> str:
+def render_table(keys: dict[str, config.Key]) -> str:
     """The markdown table of one section's keys (no trailing newline)."""
     lines = ["| key | type | default | unit | allowed | meaning |",
              "|---|---|---|---|---|---|"]
@@ -101,13 +101,13 @@ def render_table(keys: dict[str, schema.Key]) -> str:
     return "\n".join(lines)
 
 
-def _keys_for(names: list[str]) -> dict[str, schema.Key]:
+def _keys_for(names: list[str]) -> dict[str, config.Key]:
     tables = []
     for name in names:
         if name == RADIONUCLIDE_BLOCK:
-            tables.append(schema.RADIONUCLIDE_KEYS)
-        elif name in schema.SCHEMA:
-            tables.append(schema.SCHEMA[name])
+            tables.append(config.RADIONUCLIDE_KEYS)
+        elif name in config.SCHEMA:
+            tables.append(config.SCHEMA[name])
         else:
             raise SystemExit(f"docs/config.md: generated block names unknown section {name!r}")
     if any(t != tables[0] for t in tables[1:]):
@@ -139,7 +139,7 @@ def render(text: str) -> str:
         out.append(render_table(_keys_for(names)))
         out.append(END)
         i += 1
-    missing = [s for s in [*schema.SCHEMA, RADIONUCLIDE_BLOCK] if s not in seen]
+    missing = [s for s in [*config.SCHEMA, RADIONUCLIDE_BLOCK] if s not in seen]
     if missing:
         raise SystemExit(f"docs/config.md: no generated table for {missing}")
     return "\n".join(out)

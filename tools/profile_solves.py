@@ -74,8 +74,8 @@ def _change_inputs(params, i: int, t: float, window: float, radius0: float, mesh
 def _compile_table(stats: dict, programs=None) -> dict:
     """Per program: the compile counters of ``stats`` (jit_stats) and, for the programs of
     a fused pair (``programs``: its JitPair), the kernels of the compiled executable."""
-    from aragog.solver.shared_programs import compiled_program
-    from aragog.solver.hlo import kernel_counts
+    from aragog.solver import compiled_program
+    from aragog.solver import kernel_counts
 
     keys = ("traces", "compiles", "loads", "trace_seconds", "compile_seconds", "source")
     out = {k: {kk: v[kk] for kk in keys} for k, v in stats.items()}
@@ -147,7 +147,7 @@ def worker_rebuild(cfg: dict) -> dict:
     from aragog import EntropySolver, physics
     from aragog._jax import jax, jnp
     from aragog.solver.backends import integrate
-    from aragog.solver.jacobian import dense_to_band
+    from aragog.solver.backends import dense_to_band
 
     params = _coupling_params(cfg, "fused")
     radius0 = float(params.mesh.outer_radius)

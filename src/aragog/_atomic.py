@@ -5,8 +5,8 @@ A reader never sees a half-written file, and a failed write leaves an existing f
 target untouched and no temporary file behind.
 
 This module imports nothing from aragog but :mod:`aragog.errors`, so every layer can use
-it (:mod:`aragog.eos.spider_format`, :mod:`aragog.io`, :mod:`aragog.grid`, the CLI);
-:mod:`aragog.io._atomic` re-exports it. (:mod:`aragog.csdl.executable_store` keeps its own few
+it (:mod:`aragog.eos._spider_format`, :mod:`aragog.io`, :mod:`aragog.grid`, the CLI);
+:mod:`aragog.io._atomic` re-exports it. (:mod:`aragog.csdl._executable_store` keeps its own few
 lines: that package imports nothing from aragog.)
 """
 

@@ -2,7 +2,7 @@
 
 Sub-commands (docs/design.md, "Public interface"): ``run``, ``validate``, ``show-config``,
 ``eos generate``, ``eos check``, ``eos plot``, ``plot``, ``inspect``, ``cache info``,
-``cache clear``, ``grid run|status|collect|plot`` (:mod:`aragog.grid.commands`).
+``cache clear``, ``grid run|status|collect|plot`` (:mod:`aragog.grid._commands`).
 User errors (an :class:`~aragog.errors.AragogError`, or an OS error such as a missing or
 unwritable file) print one line, ``aragog: error: ...``, with no traceback, and exit 1;
 argument errors exit 2 (argparse).
@@ -56,7 +56,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", action="store_true", help="also write a PNG summary figure next to the output")
     p.set_defaults(func=_cmd_run)
 
-    from aragog.grid.commands import add_grid_parser
+    from aragog.grid._commands import add_grid_parser
 
     add_grid_parser(sub)
 
@@ -132,7 +132,7 @@ def _cmd_run(args) -> int:
     import time
 
     from aragog.solver import EntropySolver
-    from aragog.solver.persistent_cache import configure_compilation_cache
+    from aragog.solver._persistent_cache import configure_compilation_cache
 
     wall0 = time.perf_counter()
     params = _load(args)
@@ -227,7 +227,7 @@ def _cmd_eos_generate(args) -> int:
 
 
 def _cmd_eos_plot(args) -> int:
-    from aragog.io.eos_plot import plot_table_set
+    from aragog.io._eos_plot import plot_table_set
 
     out = plot_table_set(args.directory, args.output)
     print(f"wrote {out}")
@@ -245,8 +245,8 @@ def _cmd_eos_check(args) -> int:
 def _cache_choice(args):
     """The directory ``aragog cache`` works on, and the cap (MB), as a run would choose them
     (the user's JAX setting here can only be the environment's ``JAX_COMPILATION_CACHE_DIR``)."""
-    from aragog.config.schema import keys_of
-    from aragog.solver import persistent_cache as cache
+    from aragog.config._schema import keys_of
+    from aragog.solver import _persistent_cache as cache
 
     configured, max_mb = None, keys_of("solver")["jax_cache_max_mb"].default
     if args.config:
@@ -258,7 +258,7 @@ def _cache_choice(args):
 
 
 def _cmd_cache_info(args) -> int:
-    from aragog.solver import persistent_cache as cache
+    from aragog.solver import _persistent_cache as cache
 
     choice, max_mb = _cache_choice(args)
     if choice.directory is None:
@@ -286,7 +286,7 @@ def _cmd_cache_info(args) -> int:
 
 
 def _cmd_cache_clear(args) -> int:
-    from aragog.solver import persistent_cache as cache
+    from aragog.solver import _persistent_cache as cache
 
     choice, _ = _cache_choice(args)
     if choice.directory is None:

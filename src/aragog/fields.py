@@ -87,7 +87,7 @@ FIELD_META: dict[str, FieldMeta] = {
     "E_th": FieldMeta("scalar", "J", "thermal energy of the mantle"),
     "RF_depth": FieldMeta("scalar", "1", "depth of the rheological front (fraction of mantle depth)"),
     "dSdr_cmb": FieldMeta("scalar", "J kg-1 K-1 m-1", "entropy gradient at the core-mantle boundary"),
-    # energy budget (aragog.solver.budget, aragog.physics.energetics / heat_content)
+    # energy budget (aragog.solver._budget, aragog.physics._energetics / heat_content)
     "Phi_global_vol": FieldMeta("scalar", "1", "volume-weighted mantle melt (volume) fraction"),
     "Cp_eff": FieldMeta("scalar", "J kg-1 K-1", "effective heat capacity: EOS-mass-weighted c_p over the mantle mass"),
     "E_state": FieldMeta("scalar", "J", "mantle enthalpy sum(rho V h(P, S)) (EOS; table-corner anchor)"),

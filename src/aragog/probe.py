@@ -2,7 +2,7 @@
 
 ``aragog validate`` runs :func:`probe_initial_state` after the file checks
 (:mod:`aragog.validation`): it builds the physics inputs the solver would build
-(:mod:`aragog.solver.inputs`), makes the initial entropy profile as
+(:mod:`aragog.solver._inputs`), makes the initial entropy profile as
 :meth:`EntropySolver.initialize` does, and evaluates ``physics.rhs`` once (and, when a
 value is not finite, ``physics.diagnostics``). A NaN or infinity anywhere — the EOS (T, ρ, c_p, φ,
 viscosity), the heating, a flux (conductive, convective, gravitational separation,
@@ -205,8 +205,8 @@ def probe_initial_state(params, mesh=None, eos_dir=None) -> ProbeResult:
     """
     from aragog import eos, structure
     from aragog._jax import jax
-    from aragog.solver import inputs as solver_inputs
-    from aragog.solver.persistent_cache import configure_compilation_cache
+    from aragog.solver import _inputs as solver_inputs
+    from aragog.solver._persistent_cache import configure_compilation_cache
 
     configure_compilation_cache(params.solver.jax_cache_dir, params.solver.jax_cache_max_mb)
     mesh = mesh if mesh is not None else structure.mesh_from_params(params.mesh)

@@ -17,7 +17,7 @@ Three directories, named as PROTEUS names them:
   the same for ``solid``). PROTEUS itself refuses to start without
   ``heat_capacity_melt.dat`` there; the upstream's ``EntropySolver`` only stores these
   paths (its phase properties come from the P-S tables), so any well-formed files do.
-  Written here from the bundled model (``aragog.eos.bundled.DEFAULT_MODEL``), in the
+  Written here from the bundled model (``aragog.eos._bundled.DEFAULT_MODEL``), in the
   SPIDER 2-D layout with a temperature axis: ``# 5 NP NT`` header, rows (P, T, Q).
 - ``melting/``: ``solidus_P-T.dat`` and ``liquidus_P-T.dat`` (two columns, P [Pa] and
   T [K], ``np.savetxt`` with a ``# pressure temperature`` header, as PROTEUS writes its
@@ -72,7 +72,7 @@ def _write_pt_table(path: Path, P, T, Q, quantity: str) -> None:
 
 def make_lookup_dirs(root) -> tuple[Path, Path]:
     """Write ``root/lookup`` (P-T phase tables) and ``root/melting`` (P-T melting curves)."""
-    from aragog.eos.bundled import DEFAULT_MODEL as m
+    from aragog.eos._bundled import DEFAULT_MODEL as m
 
     root = Path(root)
     lookup, melting = root / "lookup", root / "melting"

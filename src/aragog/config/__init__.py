@@ -6,14 +6,14 @@
 >>> params.validate()                     # re-checks everything; raises ConfigError
 >>> raw = read_config_file("old.cfg")        # {section: {key: value}} of either syntax
 
-The keys, defaults and units are in ``docs/config.md`` (generated from :mod:`.schema`).
+The keys, defaults and units are in ``docs/config.md`` (generated from :mod:`._schema`).
 This package does not import JAX.
 """
 
 from __future__ import annotations
 
-from .loader import build_parameters, config_syntax, load_config, parse_overrides, read_config_file
-from .params import (
+from ._loader import build_parameters, config_syntax, load_config, parse_overrides, read_config_file
+from ._params import (
     BoundaryConditionsParams,
     EnergyParams,
     EOSParams,
@@ -26,9 +26,15 @@ from .params import (
     RadionuclideParams,
     SolverParams,
 )
-from .toml_writer import to_toml
+from ._schema import RADIONUCLIDE_KEYS, SCHEMA, SECTION_ORDER, Key
+from ._toml_writer import to_toml
 
 __all__ = [
+    # the schema: every key's type, default, range, unit and meaning (docs/config.md)
+    "SCHEMA",
+    "SECTION_ORDER",
+    "RADIONUCLIDE_KEYS",
+    "Key",
     "load_config",
     "read_config_file",
     "config_syntax",

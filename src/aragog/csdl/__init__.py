@@ -38,16 +38,16 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-from aragog.csdl.compress import JaxCompressedOperation, compress  # noqa: E402
-from aragog.csdl.derivative import derivative  # noqa: E402
-from aragog.csdl.operation import Operation  # noqa: E402
+from aragog.csdl._compress import JaxCompressedOperation, compress  # noqa: E402
+from aragog.csdl._derivative import derivative  # noqa: E402
+from aragog.csdl._operation import Operation  # noqa: E402
 from aragog.csdl.operations import *  # noqa: E402,F401,F403
 from aragog.csdl.operations import __all__ as _ops_all  # noqa: E402
-from aragog.csdl.recorder import Recorder, get_current_recorder  # noqa: E402
-from aragog.csdl.region import compiled_function_count, graph_function  # noqa: E402
-from aragog.csdl.simulators import JaxSimulator, PySimulator  # noqa: E402
-from aragog.csdl.schedule import BlockSimulator  # noqa: E402
-from aragog.csdl.variable import Constant, Variable  # noqa: E402
+from aragog.csdl._recorder import Recorder, get_current_recorder  # noqa: E402
+from aragog.csdl._region import compiled_function_count, graph_function  # noqa: E402
+from aragog.csdl._simulators import JaxSimulator, PySimulator  # noqa: E402
+from aragog.csdl._schedule import BlockSimulator  # noqa: E402
+from aragog.csdl._variable import Constant, Variable  # noqa: E402
 
 __all__ = [
     "Recorder", "get_current_recorder", "Variable", "Constant", "Operation",

@@ -1,10 +1,10 @@
 """Equation of state: SPIDER-format P-S tables, the bundled model, lookups, two-phase evaluator.
 
-Modules: :mod:`~aragog.eos.spider_format` (one file), :mod:`~aragog.eos.tables` (the
-table-set pytree, load/write, identity), :mod:`~aragog.eos.bundled` (the default model,
-its generation and cache), :mod:`~aragog.eos.lookup` (pure-JAX interpolation),
-:mod:`~aragog.eos.phase` (two-phase and constant-property evaluators),
-:mod:`~aragog.eos.check` (table checks). ``docs/eos_tables.md`` describes the format and
+Modules: :mod:`~aragog.eos._spider_format` (one file), :mod:`~aragog.eos._tables` (the
+table-set pytree, load/write, identity), :mod:`~aragog.eos._bundled` (the default model,
+its generation and cache), :mod:`~aragog.eos._lookup` (pure-JAX interpolation),
+:mod:`~aragog.eos._phase` (two-phase and constant-property evaluators),
+:mod:`~aragog.eos._check` (table checks). ``docs/eos_tables.md`` describes the format and
 the bundled model.
 
 Typical use::
@@ -18,8 +18,8 @@ Typical use::
 
 from __future__ import annotations
 
-from aragog.eos.spider_format import read_table_1d, read_table_2d, write_table_1d, write_table_2d
-from aragog.eos.tables import (
+from aragog.eos._spider_format import read_table_1d, read_table_2d, write_table_1d, write_table_2d
+from aragog.eos._tables import (
     EOSTables,
     PhaseBoundary,
     PhaseTable,
@@ -28,7 +28,7 @@ from aragog.eos.tables import (
     load_table_set,
     write_table_set,
 )
-from aragog.eos.bundled import (
+from aragog.eos._bundled import (
     BUNDLED_MODELS,
     DEFAULT_NP,
     DEFAULT_NS,
@@ -40,8 +40,8 @@ from aragog.eos.bundled import (
     generate_default_tables,
     write_default_tables,
 )
-from aragog.eos.lookup import bilinear, interp1d, interp1d_slope, lookup_phase
-from aragog.eos.phase import (
+from aragog.eos._lookup import bilinear, interp1d, interp1d_slope, lookup_phase
+from aragog.eos._phase import (
     ConstantParams,
     MaterialParams,
     PhaseState,
@@ -49,7 +49,7 @@ from aragog.eos.phase import (
     evaluate_phase,
     tanh_weight,
 )
-from aragog.eos.check import TableCheckReport, check_table_set
+from aragog.eos._check import TableCheckReport, check_table_set
 
 __all__ = [
     "read_table_1d",

@@ -14,7 +14,7 @@ Here the tables are read by :func:`aragog.eos.load_table_set` and evaluated by
 :func:`aragog.eos.evaluate_phase` — the same two-phase evaluator the solver compiles —
 so the values are the solver's values. Temperature and density, and the inversion
 T -> S that PROTEUS calls once to build its initial state, are answered in NumPy
-(:class:`aragog.eos.host.NumpyEOS`, the evaluator's mirror for T and ρ, equal to rounding):
+(:class:`aragog.eos._host.NumpyEOS`, the evaluator's mirror for T and ρ, equal to rounding):
 nothing is compiled for them, which kept ~0.8 s of compiling out of a coupled run's first
 solve. The other fields come from one small compiled evaluation (compiled at the first such
 query, once per process and table shape).
@@ -29,10 +29,10 @@ import numpy as np
 from scipy.optimize import brentq
 
 from aragog.errors import EOSError
-from aragog.eos.host import NumpyEOS
-from aragog.eos.packed import packed_tables
-from aragog.eos.phase import MaterialParams, evaluate_phase
-from aragog.eos.tables import load_table_set
+from aragog.eos._host import NumpyEOS
+from aragog.eos._packed import packed_tables
+from aragog.eos._phase import MaterialParams, evaluate_phase
+from aragog.eos._tables import load_table_set
 
 __all__ = ["EntropyEOS"]
 

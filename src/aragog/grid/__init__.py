@@ -6,9 +6,9 @@ local cluster, an existing scheduler, or Slurm jobs through dask-jobqueue) with 
 compile per static key, records each point as it ends (resumable), and returns the
 collected :class:`xarray.Dataset`.
 
-Modules: :mod:`.spec` (the grid file), :mod:`.store` (the output folder and manifest),
-:mod:`.worker` (one point in a worker), :mod:`.runner` (submission), :mod:`.cluster`
-(Dask clients), :mod:`.progress`, :mod:`.collect`, :mod:`.plot`, :mod:`.commands` (the CLI).
+Modules: :mod:`._spec` (the grid file), :mod:`._store` (the output folder and manifest),
+:mod:`._worker` (one point in a worker), :mod:`._runner` (submission), :mod:`._cluster`
+(Dask clients), :mod:`._progress`, :mod:`._collect`, :mod:`._plot`, :mod:`._commands` (the CLI).
 Names are imported on first use, so ``import aragog.grid`` does not import Dask.
 """
 
@@ -27,14 +27,14 @@ _WHERE = {"run_grid": "runner", "prepare_grid": "runner", "load_grid": "spec", "
 def grid_status(folder) -> dict:
     """``{"done", "failed", "pending", "programs", "failures", ...}`` of a grid's output folder
     (what ``aragog grid status --json`` prints)."""
-    from .store import GridFolder
+    from ._store import GridFolder
 
     return GridFolder(folder).summary()
 
 
 def __getattr__(name: str):
     if name in _WHERE:
-        return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+        return getattr(importlib.import_module(f"{__name__}._{_WHERE[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

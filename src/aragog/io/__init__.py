@@ -13,9 +13,9 @@ plot is made.
 
 from __future__ import annotations
 
-from aragog.io.history import RunHistory, select_snapshots
-from aragog.io.inspect import summarize
-from aragog.io.netcdf import read_netcdf, write_netcdf
-from aragog.io.plot import plot_run
+from aragog.io._history import RunHistory, select_snapshots
+from aragog.io._inspect import summarize
+from aragog.io._netcdf import read_netcdf, write_netcdf
+from aragog.io._plot import plot_run
 
 __all__ = ["RunHistory", "select_snapshots", "write_netcdf", "read_netcdf", "plot_run", "summarize"]

@@ -21,7 +21,7 @@ Typical use::
 
 from __future__ import annotations
 
-from aragog.physics.boundary import (
+from aragog.physics._boundary import (
     core_entropy_rate,
     grey_body_flux,
     quasi_steady_cmb_flux,
@@ -29,21 +29,21 @@ from aragog.physics.boundary import (
     surface_flux,
     utbl_radiating_temperature,
 )
-from aragog.physics.core import (
+from aragog.physics._core import (
     conductive_cmb_flux,
     core_temperature_rate,
     entropy_layout,
     gradient_layout,
     radial_basic_nodes,
 )
-from aragog.physics.heating import (
+from aragog.physics._heating import (
     EARTH_RADIONUCLIDES,
     cell_heating,
     earth_heating_params,
     radiogenic_energy,
     radiogenic_heating,
 )
-from aragog.physics.inputs import (
+from aragog.physics._inputs import (
     CORE_BCS,
     SECONDS_PER_YEAR,
     SIGMA_SB,
@@ -56,7 +56,7 @@ from aragog.physics.inputs import (
     TransportParams,
     as_float64,
 )
-from aragog.physics.rhs import (
+from aragog.physics._rhs import (
     Diagnostics,
     StructureState,
     band_widths,
@@ -73,7 +73,7 @@ from aragog.physics.rhs import (
     structure_stage,
     thermal_stage,
 )
-from aragog.physics.transport import (
+from aragog.physics._transport import (
     conductive_flux,
     convective_flux,
     eddy_diffusivity,

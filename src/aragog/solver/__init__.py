@@ -3,19 +3,38 @@
 ``SolverOutput`` and the output field metadata are plain NumPy and import eagerly; the
 JAX-heavy parts (``EntropySolver``, ``JitPair``, ``integrate``) import on first use, so
 ``aragog.io`` can read output metadata without starting JAX.
+
+``EntropySolver`` comes with the interfaces it serves: getting it from here also loads
+the upstream aragog's adapter (``UpstreamEntropySolver``, :mod:`._upstream`), which
+registers itself, so that ``EntropySolver(aragog.parser.Parameters)`` answers with it.
 """
 
 from __future__ import annotations
 
-from aragog.solver.output import FIELD_META, SolverOutput
+from aragog.solver._output import FIELD_META, SolverOutput
 
-__all__ = ["EntropySolver", "SolverOutput", "FIELD_META", "JitPair", "integrate", "SolverStateError"]
+__all__ = [
+    "EntropySolver", "SolverOutput", "FIELD_META", "JitPair", "integrate", "SolverStateError",
+    "UpstreamEntropySolver",
+    # records of a solve and of the compiled programs, for benchmarks and profiles
+    "LastSolve", "ProgramStats", "compile_stats", "compiled_program", "kernel_counts",
+    "clear_shared_programs", "configure_compilation_cache", "programs_in_cache",
+]
 
 _LAZY = {
-    "EntropySolver": "aragog.solver.entropy_solver",
-    "SolverStateError": "aragog.solver.entropy_solver",
-    "JitPair": "aragog.solver.jitpair",
+    "EntropySolver": "aragog.solver._upstream",  # the base class and its registered interfaces
+    "SolverStateError": "aragog.solver._entropy_solver",
+    "UpstreamEntropySolver": "aragog.solver._upstream",
+    "JitPair": "aragog.solver._jitpair",
     "integrate": "aragog.solver.backends",
+    "LastSolve": "aragog.solver._results",
+    "ProgramStats": "aragog.solver._jitpair",
+    "compile_stats": "aragog.solver._compile_stats",
+    "compiled_program": "aragog.solver._shared_programs",
+    "clear_shared_programs": "aragog.solver._shared_programs",
+    "kernel_counts": "aragog.solver._hlo",
+    "configure_compilation_cache": "aragog.solver._persistent_cache",
+    "programs_in_cache": "aragog.solver._persistent_cache",
 }
 
 
@@ -25,3 +44,7 @@ def __getattr__(name: str):
 
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'aragog.solver' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

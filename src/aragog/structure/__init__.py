@@ -12,27 +12,27 @@ See docs/structure.md.
 
 from __future__ import annotations
 
-from aragog.structure.adams_williamson import (
+from aragog.structure._adams_williamson import (
     AdamsWilliamson,
     adams_williamson_beta,
     adams_williamson_density,
     adams_williamson_enclosed_mass,
     adams_williamson_pressure,
 )
-from aragog.structure.builder import (
+from aragog.structure._builder import (
     MIXING_LENGTH_PROFILES,
     build_mesh,
     mesh_from_params,
     mixing_length,
 )
-from aragog.structure.geometry import MESH_ARRAYS_FIELDS, FieldDoc, MeshArrays
-from aragog.structure.mesh import (
+from aragog.structure._geometry import MESH_ARRAYS_FIELDS, FieldDoc, MeshArrays
+from aragog.structure._mesh import (
     NodeRadii,
     mass_coordinate,
     mass_coordinate_nodes,
     radius_mesh_nodes,
 )
-from aragog.structure.structure_file import (
+from aragog.structure._structure_file import (
     StructureProfile,
     read_structure_file,
     write_structure_file,

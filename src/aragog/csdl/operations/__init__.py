@@ -1,6 +1,6 @@
 """Graph operations, grouped by family; the functional API is re-exported here.
 
-Importing this package also gives :class:`~aragog.csdl.variable.Variable` its operators
+Importing this package also gives :class:`~aragog.csdl._variable.Variable` its operators
 (``+ - * / **``, unary ``-``, ``@``, ``[]``, ``< <= > >=``), ``reshape`` and ``T``:
 they record the operations defined here, so they are attached from here rather than
 defined in the (lower) variable module. ``import aragog.csdl`` imports this package.
@@ -8,19 +8,19 @@ defined in the (lower) variable module. ``import aragog.csdl`` imports this pack
 
 import numpy as np
 
-from aragog.csdl.operations.custom import CustomExplicitOperation
-from aragog.csdl.operations.elementwise import (
+from aragog.csdl.operations._custom import CustomExplicitOperation
+from aragog.csdl.operations._elementwise import (
     add, cos, div, exp, greater, greater_equal, log, maximum, minimum, mul, neg, power,
     sin, sqrt, sub, tanh, where,
 )
-from aragog.csdl.operations.implicit import ImplicitOperation, solve_implicit
-from aragog.csdl.operations.jaxfn import JaxFunctionOperation, jax_function
-from aragog.csdl.operations.linalg import matmul, matvec, norm
-from aragog.csdl.operations.loop import LoopOperation, loop
-from aragog.csdl.operations.shape import (
+from aragog.csdl.operations._implicit import ImplicitOperation, solve_implicit
+from aragog.csdl.operations._jaxfn import JaxFunctionOperation, jax_function
+from aragog.csdl.operations._linalg import matmul, matvec, norm
+from aragog.csdl.operations._loop import LoopOperation, loop
+from aragog.csdl.operations._shape import (
     broadcast_to, expand, getitem, reshape, stack, sum, transpose,
 )
-from aragog.csdl.variable import Variable
+from aragog.csdl._variable import Variable
 
 __all__ = [
     "add", "sub", "mul", "div", "power", "neg", "sin", "cos", "tanh", "exp", "log", "sqrt",

@@ -8,7 +8,7 @@ A matrix ``J`` (n x n) with lower bandwidth ``ml`` and upper bandwidth ``mu`` is
 entries of ``band`` that fall outside the matrix (``i < 0`` or ``i >= n``) are zero
 (LAPACK/SUNDIALS layout). The back ends convert between this layout and dense storage
 here so that ``import aragog.solver.backends`` does not load JAX
-(:mod:`aragog.solver.jacobian`, which computes Jacobians with JAX, has the same helpers).
+(:mod:`aragog.solver._jacobian`, which computes Jacobians with JAX, has the same helpers).
 """
 
 from __future__ import annotations

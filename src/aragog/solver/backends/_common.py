@@ -34,7 +34,7 @@ class OdeProblemLike(Protocol):
     attribute ``jac_layout`` (``"band"``: ``(ml + mu + 1, n)`` with
     ``out[mu + i - j, j] = J[i, j]``, the default; or ``"dense"``: ``(n, n)``). ``jac_into``
     may be ``None`` (the integrator then builds the Jacobian by finite differences).
-    A :class:`aragog.solver.jitpair.BoundPair` satisfies this protocol.
+    A :class:`aragog.solver._jitpair.BoundPair` satisfies this protocol.
     """
 
     n: int

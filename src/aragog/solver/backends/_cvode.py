@@ -17,7 +17,7 @@ CVODE returned status 0 with states 10-90 % off at rtol 1e-6. This back end uses
 :data:`NONLIN_CONV_COEF` = 1e-3 (CVODE's default: 0.1) and checks the accepted iterate
 (:meth:`_Run.verify_newton`).
 
-Warm start (docs/solver.md, "Warm start"; :mod:`.cvode_warm`): a :class:`WarmStart` passed as ``warm`` keeps
+Warm start (docs/solver.md, "Warm start"; :mod:`._cvode_warm`): a :class:`WarmStart` passed as ``warm`` keeps
 the CVODE memory from one integration to the next. An integration that continues the last
 one (same start time as its end, same state, same options) and whose right-hand side at the
 start differs from the last one's by less than the tolerance (:data:`WARM_JUMP_TOL`)

@@ -1,0 +1,247 @@
+"""From a config-shaped dict to complete, checked sections (no dataclasses yet).
+
+The steps :meth:`aragog.config.Parameters.from_dict` runs before it builds the section
+objects, for a dict read from either file syntax (:mod:`._loader`) or made by a caller:
+
+1. :func:`normalise`: unknown sections and keys are rejected with the nearest valid name;
+   legacy keys are mapped to their current names (``energy.solver_method`` →
+   ``solver.method``, ...) or, if they have no effect, logged once each and dropped;
+2. :func:`resolve_paths`: relative paths (``mesh.eos_file``,
+   ``initial_condition.init_file``, ``eos.dir``) against the config file's folder;
+3. :func:`apply_overrides`: ``"section.key=value"`` overrides, relative paths in them
+   against the working directory;
+4. :func:`check_required`: every required section and key is present.
+
+This module depends on :mod:`._schema` and :mod:`._checks` only, so that both
+:mod:`._params` and :mod:`._loader` can import it (imports run one way:
+schema → checks → normalise → params → loader).
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from aragog.errors import ConfigError
+
+from ._checks import coerce_and_check, fmt
+from ._schema import (
+    LEGACY_IGNORED,
+    LEGACY_MAPPED,
+    LEGACY_SECTIONS,
+    PATH_KEYS,
+    RADIONUCLIDE_KEYS,
+    RADIONUCLIDE_PREFIX,
+    SCHEMA,
+    keys_of,
+)
+
+__all__ = [
+    "Overrides",
+    "normalise",
+    "resolve_path",
+    "resolve_paths",
+    "parse_overrides",
+    "apply_overrides",
+    "check_required",
+    "is_known_section",
+]
+
+logger = logging.getLogger("aragog.config")
+
+#: Overrides: ``{"mesh.number_of_nodes": 80}`` or strings ``"mesh.number_of_nodes=80"``.
+Overrides = Mapping[str, Any] | Iterable[str] | None
+
+
+# ---------------------------------------------------------------------- paths
+def resolve_path(value: str, base_dir: Path) -> str:
+    """A relative path against ``base_dir`` (``~`` expanded); ``""`` stays ``""``."""
+    if not value:
+        return value
+    path = os.path.expanduser(value)
+    if os.path.isabs(path):
+        return path
+    return os.path.normpath(os.path.join(base_dir, path))
+
+
+def resolve_paths(data: dict[str, dict[str, Any]], base_dir: Path) -> None:
+    """Resolve the path keys of ``data`` (in place) against ``base_dir``."""
+    for section, key in PATH_KEYS:
+        value = data.get(section, {}).get(key)
+        if isinstance(value, str):
+            data[section][key] = resolve_path(value, base_dir)
+
+
+# ---------------------------------------------------------------------- sections and keys
+def _section_names() -> list[str]:
+    return [*SCHEMA, f"{RADIONUCLIDE_PREFIX}NAME"]
+
+
+def _unknown_section(name: str, where: str = "") -> ConfigError:
+    close = difflib.get_close_matches(name, _section_names(), n=1, cutoff=0.6)
+    hint = f"; did you mean `[{close[0]}]`?" if close else f"; valid sections: {', '.join(_section_names())}"
+    return ConfigError(f"unknown section `[{name}]`{where}{hint}")
+
+
+def _unknown_key(section: str, key: str, where: str = "") -> ConfigError:
+    valid = list(keys_of(section))
+    close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+    hint = f"; did you mean `{close[0]}`?" if close else f"; valid keys: {', '.join(valid)}"
+    return ConfigError(f"unknown key `{section}.{key}`{where}{hint}")
+
+
+def is_known_section(name: str) -> bool:
+    """A fixed section of the schema, or ``radionuclide_NAME`` with a non-empty NAME."""
+    return name in SCHEMA or (name.startswith(RADIONUCLIDE_PREFIX) and len(name) > len(RADIONUCLIDE_PREFIX))
+
+
+def normalise(raw: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Check names, drop/map legacy keys; returns a new ``{section: {key: value}}``."""
+    data: dict[str, dict[str, Any]] = {}
+    for section, table in raw.items():
+        if section in LEGACY_SECTIONS:
+            logger.warning("`[%s]` has no effect in this version and is ignored", section)
+            continue
+        if not is_known_section(section):
+            if not isinstance(table, Mapping):
+                raise ConfigError(f"unknown top-level key `{section}`: keys belong in a section such as [solver]")
+            raise _unknown_section(section)
+        if not isinstance(table, Mapping):
+            raise ConfigError(f"`{section}` must be a section ([{section}]), got '{fmt(table)}'")
+        data[section] = {}
+        for key, value in table.items():
+            if (section, key) in LEGACY_IGNORED:
+                logger.warning("`%s.%s` has no effect in this version and is ignored", section, key)
+            elif (section, key) in LEGACY_MAPPED:
+                continue  # below, once all current keys are in
+            elif key in keys_of(section):
+                data[section][key] = value
+            else:
+                raise _unknown_key(section, key)
+    if "tsurf_poststep_change" in data.get("solver", {}):
+        logger.debug("`solver.tsurf_poststep_change` is accepted for compatibility and unused")
+    for section, key in LEGACY_MAPPED:
+        table = raw.get(section, {})
+        if isinstance(table, Mapping) and key in table:
+            _map_legacy(data, section, key, table[key], from_override=False)
+    return data
+
+
+def _legacy_value(section: str, key: str, value: Any) -> tuple[str, str, Any]:
+    """(new section, new key, converted value) for a mapped legacy key."""
+    new_section, new_key = LEGACY_MAPPED[(section, key)]
+    target = SCHEMA[new_section][new_key]
+    old = f"{section}.{key}"
+    if key == "use_jax_jacobian":
+        if not isinstance(value, bool):
+            raise ConfigError(f"`{old}` must be true or false, got '{fmt(value)}'")
+        return new_section, new_key, "jax" if value else "fd"
+    if key == "solver_method" and isinstance(value, str):
+        value = value.strip().lower()
+    return new_section, new_key, coerce_and_check(old, target, value)
+
+
+def _map_legacy(data: dict, section: str, key: str, value: Any, from_override: bool) -> None:
+    new_section, new_key, converted = _legacy_value(section, key, value)
+    logger.info("`%s.%s` is a legacy name; read as `%s.%s` = %s", section, key, new_section, new_key,
+                fmt(converted))
+    current = data.setdefault(new_section, {})
+    if new_key in current and not from_override:
+        existing = coerce_and_check(f"{new_section}.{new_key}", SCHEMA[new_section][new_key], current[new_key])
+        if existing != converted:
+            raise ConfigError(
+                f"`{section}.{key}` = '{fmt(value)}' conflicts with `{new_section}.{new_key}` = "
+                f"'{fmt(current[new_key])}'; remove the legacy key"
+            )
+    current[new_key] = converted
+
+
+# ---------------------------------------------------------------------- overrides
+def parse_overrides(items: Iterable[str]) -> dict[str, Any]:
+    """Parse ``"section.key=value"`` strings into ``{"section.key": value}``.
+
+    The value is read as a TOML value (``80`` int, ``1e9`` float, ``true`` bool,
+    ``"x"`` string, ``[1, 2]`` array); a bare word that is not TOML (``constant``,
+    ``a/b.txt``) is taken as a string. A later override of the same key wins.
+
+    Raises:
+        ConfigError: an item without ``=``, a key that is not ``section.key``, or a value
+            that starts like a TOML string/array/table but does not parse.
+    """
+    if isinstance(items, str):
+        items = [items]
+    out: dict[str, Any] = {}
+    for item in items:
+        if not isinstance(item, str) or "=" not in item:
+            raise ConfigError(f"bad override '{item}': expected SECTION.KEY=VALUE")
+        key, _, text = item.partition("=")
+        key, text = key.strip(), text.strip()
+        _split_key(key, item)
+        out[key] = _parse_value(text, item)
+    return out
+
+
+def _split_key(key: str, item: str) -> tuple[str, str]:
+    parts = key.split(".")
+    if len(parts) != 2 or not all(p.strip() for p in parts):
+        raise ConfigError(f"bad override '{item}': the key must be SECTION.KEY, e.g. mesh.number_of_nodes")
+    return parts[0].strip(), parts[1].strip()
+
+
+def _parse_value(text: str, item: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError as exc:
+        if text[:1] in ("[", "{", '"', "'"):
+            raise ConfigError(f"bad override '{item}': the value is not valid TOML ({exc})") from None
+        return text
+
+
+def apply_overrides(data: dict[str, dict[str, Any]], overrides: Overrides) -> None:
+    """Apply ``overrides`` to ``data`` in place (names checked like a file's)."""
+    if overrides is None:
+        return
+    if isinstance(overrides, Mapping):
+        items = dict(overrides)
+    else:
+        items = parse_overrides(overrides)
+    for dotted, value in items.items():
+        where = f" (override '{dotted}')"
+        if not isinstance(dotted, str):
+            raise ConfigError(f"bad override key {dotted!r}: expected 'SECTION.KEY'")
+        section, key = _split_key(dotted, dotted)
+        if section in LEGACY_SECTIONS or (section, key) in LEGACY_IGNORED:
+            logger.warning("`%s.%s` has no effect in this version and is ignored", section, key)
+            continue
+        if (section, key) in LEGACY_MAPPED:
+            _map_legacy(data, section, key, value, from_override=True)
+            continue
+        if not is_known_section(section):
+            raise _unknown_section(section, where)
+        if key not in keys_of(section):
+            raise _unknown_key(section, key, where)
+        if section in SCHEMA and SCHEMA[section][key].kind == "path" and isinstance(value, str):
+            value = resolve_path(value, Path.cwd())
+        data.setdefault(section, {})[key] = value
+        logger.debug("override %s.%s = %s", section, key, fmt(value))
+
+
+# ---------------------------------------------------------------------- required keys
+def check_required(data: dict[str, dict[str, Any]]) -> None:
+    """Raise :class:`ConfigError` naming every missing required section, else key."""
+    missing_sections = [s for s, keys in SCHEMA.items()
+                        if s not in data and any(k.required for k in keys.values())]
+    if missing_sections:
+        names = ", ".join(f"`[{s}]`" for s in missing_sections)
+        raise ConfigError(f"missing required section{'s' if len(missing_sections) > 1 else ''} {names}")
+    missing = []
+    for section, values in data.items():
+        keys = RADIONUCLIDE_KEYS if section.startswith(RADIONUCLIDE_PREFIX) else SCHEMA[section]
+        missing += [f"`{section}.{k}`" for k, key in keys.items() if key.required and k not in values]
+    if missing:
+        raise ConfigError(f"missing required key{'s' if len(missing) > 1 else ''} {', '.join(missing)}")

@@ -1,0 +1,138 @@
+"""The two-phase EOS in NumPy for T and ρ: answers at scattered points without compiling.
+
+:class:`NumpyEOS` mirrors :func:`aragog.eos.evaluate_phase` and
+:func:`aragog.eos.evaluate_constant` for T and ρ only (same cell search up to rounding, same
+``(1 - t) a + t b`` interpolation, same blend; tests/test_energy_budget.py checks it against
+the compiled evaluator to rounding). Used where a compiled program would cost more than it
+saves: one-off point queries (:class:`aragog.eos.entropy.EntropyEOS`, the initial state's
+inversion) and the energy budget's quadratures (:mod:`aragog.physics._heat_content`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aragog.eos._packed import NODE_SNAP, axis_mode
+
+__all__ = ["NumpyEOS"]
+
+
+class _Axis:
+    """One table axis and its cell search: arithmetic when the axis is uniform to 1e-12 of a
+    cell (with queries within :data:`~aragog.eos._packed.NODE_SNAP` of a node put on it), as
+    the compiled evaluator does; a binary search otherwise."""
+
+    __slots__ = ("x", "lo", "hi", "last", "inv", "exact")
+
+    def __init__(self, x):
+        self.x = np.asarray(x, dtype=np.float64)
+        self.lo, self.hi = float(self.x[0]), float(self.x[-1])
+        self.last = self.x.size - 2  # highest cell index
+        self.inv = (self.x.size - 1) / (self.hi - self.lo)
+        self.exact = axis_mode(self.x) == "exact"
+
+    def cell(self, x):
+        """Cell index i (in [0, n-2]) and fraction t of ``x`` clipped to the axis range."""
+        xc = np.clip(x, self.lo, self.hi)
+        if self.exact:
+            u = (xc - self.lo) * self.inv
+            k = np.round(u)
+            u = np.where(np.abs(u - k) <= NODE_SNAP, k, u)
+            i = np.clip(np.floor(u).astype(np.intp), 0, self.last)
+            return i, u - i
+        i = np.clip(np.searchsorted(self.x, xc, side="right") - 1, 0, self.last)
+        x0, x1 = self.x[i], self.x[i + 1]
+        return i, (xc - x0) / (x1 - x0)
+
+
+def _bilinear(flat, n_p, cp_, cs_):
+    """Bilinear value from the flattened (NS, NP) table ``flat`` at located queries."""
+    i, tp = cp_
+    j, ts = cs_
+    k = j * n_p + i
+    lo = (1.0 - tp) * flat[k] + tp * flat[k + 1]
+    hi = (1.0 - tp) * flat[k + n_p] + tp * flat[k + n_p + 1]
+    return (1.0 - ts) * lo + ts * hi
+
+
+class NumpyEOS:
+    """T(P, S) [K] and ρ(P, S) [kg/m3] of the solver's EOS, in NumPy.
+
+    Args:
+        eos: the ``PhysicsInputs.eos`` leaf: an :class:`aragog.eos.EOSTables` (two-phase
+            tables) or an :class:`aragog.eos.ConstantParams` (``constant``).
+        smooth_width: the blend width w (``MaterialParams.smooth_width``; tables only).
+        constant: ``PhysicsOptions.constant_properties``.
+    """
+
+    def __init__(self, eos, smooth_width=None, constant: bool = False):
+        self.constant = bool(constant)
+        f = lambda a: np.asarray(a, dtype=np.float64)  # noqa: E731
+        if self.constant:
+            self.rho, self.cp, self.T_ref, self.S_ref = (float(f(getattr(eos, k))) for k in ("rho", "cp", "T_ref", "S_ref"))
+            self.anchor = (0.0, self.S_ref)
+            return
+        self.melt = {k: f(getattr(eos.melt, k)) for k in ("P", "S", "T", "rho")}
+        self.solid = {k: f(getattr(eos.solid, k)) for k in ("P", "S", "T", "rho")}
+        self.sol = (f(eos.solidus.P), f(eos.solidus.S))
+        self.liq = (f(eos.liquidus.P), f(eos.liquidus.S))
+        # searches and flat tables for the evaluation (the dicts above stay the plain arrays)
+        self._ax = {name: _Axis(arr) for name, arr in (("mP", self.melt["P"]), ("mS", self.melt["S"]),
+                                                       ("sP", self.solid["P"]), ("sS", self.solid["S"]),
+                                                       ("sol", self.sol[0]), ("liq", self.liq[0]))}
+        self._flat = {(ph, k): np.ascontiguousarray(d[k]).ravel() for ph, d in (("m", self.melt), ("s", self.solid))
+                      for k in ("T", "rho")}
+        self._np = {"m": self.melt["P"].size, "s": self.solid["P"].size}
+        self.w = float(smooth_width)
+        #: (P_a, S_a): where the enthalpy is 0 (the table corner)
+        self.anchor = (min(self.melt["P"][0], self.solid["P"][0]), min(self.melt["S"][0], self.solid["S"][0]))
+        #: highest tabulated entropy (end of the isobar panel grid)
+        self.S_top = max(self.melt["S"][-1], self.solid["S"][-1])
+        self._isobar = None
+
+    def __call__(self, P, S):
+        """(T, ρ) at (P, S) (any broadcastable shapes)."""
+        return self.evaluate(P, S, ("T", "rho"))
+
+    def T(self, P, S):
+        """T(P, S) [K] alone (half the table reads of :meth:`__call__`)."""
+        return self.evaluate(P, S, ("T",))[0]
+
+    def density(self, P, S):
+        """ρ(P, S) [kg/m3] alone (half the table reads of :meth:`__call__`)."""
+        return self.evaluate(P, S, ("rho",))[0]
+
+    def evaluate(self, P, S, keys=("T", "rho")) -> tuple:
+        """The quantities ``keys`` ("T" [K], "rho" [kg/m3]) at (P, S), in that order; only
+        the tables of those quantities are read."""
+        P, S = np.broadcast_arrays(np.asarray(P, dtype=np.float64), np.asarray(S, dtype=np.float64))
+        if self.constant:
+            values = {"T": lambda: self.T_ref * np.exp((S - self.S_ref) / self.cp),
+                      "rho": lambda: np.full(S.shape, self.rho)}
+            return tuple(values[k]() for k in keys)
+        ax, flat, n_p = self._ax, self._flat, self._np
+
+        def boundary(b, axis):
+            i, t = axis.cell(P)
+            return (1.0 - t) * b[1][i] + t * b[1][i + 1]
+
+        def table(ph, key, cp_, cs_):
+            return _bilinear(flat[(ph, key)], n_p[ph], cp_, cs_)
+
+        S_sol, S_liq = boundary(self.sol, ax["sol"]), boundary(self.liq, ax["liq"])
+        g = (S - S_sol) / (S_liq - S_sol)
+        phi = np.clip(g, 0.0, 1.0)
+        cp_m, cp_s = ax["mP"].cell(P), ax["sP"].cell(P)
+        cs_liq, cs_sol = ax["mS"].cell(S_liq), ax["sS"].cell(S_sol)
+        melt_side = g > 0.5
+        cs_m, cs_s = ax["mS"].cell(S), ax["sS"].cell(S)
+        th = np.tanh(np.where(melt_side, g - 1.0, g) * (1.0 / self.w))
+        W = np.where(melt_side, 1.0 - 0.5 * (1.0 + th), 0.5 * (1.0 + th))
+        out = []
+        for key in keys:
+            liq, sol = table("m", key, cp_m, cs_liq), table("s", key, cp_s, cs_sol)
+            # T mixes linearly in the melt fraction, 1/rho (specific volume) too
+            mix = phi * liq + (1.0 - phi) * sol if key == "T" else 1.0 / (phi / liq + (1.0 - phi) / sol)
+            one = np.where(melt_side, table("m", key, cp_m, cs_m), table("s", key, cp_s, cs_s))
+            out.append(W * mix + (1.0 - W) * one)
+        return tuple(out)

@@ -1,0 +1,265 @@
+"""A four-panel overview figure of one run (``aragog plot F.nc``).
+
+(a) temperature profiles and (b) melt-fraction profiles against radius at each snapshot,
+coloured by time; (c) surface temperature and global melt fraction and (d) surface and
+core-mantle-boundary heat flux against time. Drawn with Matplotlib's Agg canvas directly
+(no pyplot, no display, no change to the global backend) and written atomically.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aragog.io._figure import write_png
+from aragog.io._history import RunHistory
+from aragog.io._netcdf import read_netcdf
+
+__all__ = ["plot_run"]
+
+# A log time axis when the positive output times span at least this factor.
+_LOG_SPAN = 100.0
+_STYLE = {
+    "font.size": 11,
+    "axes.titlesize": 12,
+    "axes.titleweight": "bold",
+    "axes.labelsize": 11.5,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.25,
+    "grid.linewidth": 0.6,
+    "legend.frameon": False,
+    "legend.fontsize": 10,
+    "xtick.direction": "out",
+    "ytick.direction": "out",
+}
+_C_TEMP = "#c0392b"   # surface temperature
+_C_PHI = "#1f5fa8"    # melt fraction
+_C_FSURF = "#d35400"  # surface heat flux
+_C_FCMB = "#4a4a4a"   # core-mantle boundary heat flux
+
+
+def _load(history_or_path: Any, out_png: Any) -> tuple[RunHistory, Path, str]:
+    if isinstance(history_or_path, RunHistory):
+        if out_png is None:
+            raise ValueError("plot_run: out_png is required when plotting a RunHistory (no file to name it after)")
+        return history_or_path, Path(out_png), ""
+    if isinstance(history_or_path, (str, os.PathLike)):
+        source = Path(history_or_path)
+        history = read_netcdf(source)
+        out = Path(out_png) if out_png is not None else source.with_suffix(".png")
+        return history, out, source.name
+    raise TypeError(f"plot_run: expected a RunHistory or a path, got {type(history_or_path).__name__}")
+
+
+def _time_scale(t: np.ndarray) -> tuple[str, np.ndarray]:
+    """``("log", mask)`` if the positive times span >= _LOG_SPAN and none is negative, else linear.
+
+    On a log axis only the points with t > 0 are drawn (a run usually starts at t = 0).
+    """
+    finite = np.isfinite(t)
+    pos = t[finite & (t > 0)]
+    if pos.size >= 2 and np.nanmin(t) >= 0 and pos.max() / pos.min() >= _LOG_SPAN:
+        return "log", finite & (t > 0)
+    return "linear", finite
+
+
+def _set_flux_scale(ax: Any, series: list[np.ndarray]) -> None:
+    values = np.concatenate([s[np.isfinite(s)] for s in series]) if series else np.zeros(0)
+    if values.size == 0:
+        return
+    if np.all(values > 0):
+        if values.max() / values.min() > 20:
+            ax.set_yscale("log")
+        return
+    nonzero = np.abs(values[values != 0])
+    if nonzero.size == 0:
+        return
+    linthresh = max(nonzero.min(), nonzero.max() * 1e-6)
+    if nonzero.max() / linthresh > 20:
+        ax.set_yscale("symlog", linthresh=linthresh)
+        ax.axhline(0.0, color="0.6", lw=0.8, zorder=0)
+
+
+def _no_data(ax: Any, text: str) -> None:
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", color="0.45", style="italic")
+
+
+def _profile(history: RunHistory, names: tuple[str, ...]) -> tuple[str | None, np.ndarray | None, np.ndarray | None]:
+    """The first of ``names`` present in the profiles, with its radius in km."""
+    for name in names:
+        if name in history.profiles:
+            r = history.r_stag if history.meta(name).dim == "staggered" else history.r_basic
+            return name, r / 1e3, history.profiles[name]
+    return None, None, None
+
+
+def _title(history: RunHistory, label: str) -> str:
+    a = history.attrs
+    parts = [label or "aragog run"]
+    version = a.get("aragog_version")
+    parts.append(f"aragog {version}" if version is not None else "aragog")
+    if "integrator" in a:
+        parts.append(str(a["integrator"]))
+    parts.append(f"{history.n_cells} cells")
+    status = a.get("status")
+    message = str(a.get("message", "")).strip()
+    if status is not None or message:
+        text = f"status {status}" if status is not None else "status"
+        if message:
+            text += f": {message}"
+        parts.append(text if len(text) <= 70 else text[:67] + "...")
+    return "  \u00b7  ".join(parts)
+
+
+def _draw(fig: Any, history: RunHistory, label: str) -> None:
+    from matplotlib import cm, colormaps, colors
+
+    axes = fig.subplots(2, 2)
+    ax_t, ax_phi = axes[0]
+    ax_surf, ax_flux = axes[1]
+    ax_phi.sharex(ax_t)
+    ax_flux.sharex(ax_surf)
+
+    # --- colour by snapshot time -------------------------------------------------------
+    ts = history.snapshot_time
+    # plasma, reversed and without its palest yellow: early (hot) orange -> late (cool) indigo.
+    cmap = colors.LinearSegmentedColormap.from_list(
+        "aragog_cooling", colormaps["plasma_r"](np.linspace(0.12, 1.0, 256))
+    )
+    scale, _ = _time_scale(ts)
+    if ts.size and scale == "log":
+        norm: colors.Normalize = colors.LogNorm(vmin=ts[ts > 0].min(), vmax=ts.max(), clip=True)
+    elif ts.size and ts.max() > ts.min():
+        norm = colors.Normalize(vmin=ts.min(), vmax=ts.max())
+    else:
+        norm = colors.Normalize(vmin=(ts[0] if ts.size else 0.0) - 0.5, vmax=(ts[0] if ts.size else 0.0) + 0.5)
+
+    def colour(t: float) -> Any:
+        return cmap(norm(max(t, norm.vmin) if isinstance(norm, colors.LogNorm) else t))
+
+    # --- (a) temperature, (b) melt fraction profiles ------------------------------------
+    for ax, names, ylabel, title in (
+        (ax_t, ("T_stag", "T_basic"), "temperature (K)", "Temperature profiles"),
+        (ax_phi, ("phi_stag", "phi_basic"), "melt fraction", "Melt fraction profiles"),
+    ):
+        ax.set_title(title, loc="left")
+        ax.set_xlabel("radius (km)")
+        ax.set_ylabel(ylabel)
+        ax.set_xlim(history.r_basic.min() / 1e3, history.r_basic.max() / 1e3)
+        name, r_km, values = _profile(history, names)
+        if name is None or history.n_snapshots == 0:
+            _no_data(ax, f"no {names[0]} profiles recorded")
+            continue
+        lw = 2.0 if history.n_snapshots <= 12 else 1.3
+        initial_drawn = False
+        for k in range(history.n_snapshots):
+            if isinstance(norm, colors.LogNorm) and ts[k] <= 0:
+                # Not on a log colour scale: the initial state, drawn dashed in grey.
+                ax.plot(r_km, values[k], color="0.3", lw=lw, ls=(0, (4, 2)),
+                        label=None if initial_drawn else f"t = {ts[k]:g} yr (initial)")
+                initial_drawn = True
+            else:
+                ax.plot(r_km, values[k], color=colour(ts[k]), lw=lw, solid_capstyle="round",
+                        label=f"t = {ts[k]:.3g} yr" if history.n_snapshots == 1 else None)
+        if ax.get_legend_handles_labels()[1]:
+            ax.legend(loc="upper right" if ax is ax_t else "center right")
+    if "phi_stag" in history.profiles or "phi_basic" in history.profiles:
+        ax_phi.set_ylim(-0.03, 1.03)
+    if history.n_snapshots >= 2:
+        sm = cm.ScalarMappable(norm=norm, cmap=cmap)
+        cbar = fig.colorbar(sm, ax=[ax_t, ax_phi, ax_surf, ax_flux], location="right", pad=0.015,
+                            aspect=40, fraction=0.03)
+        cbar.set_label("snapshot time (yr)")
+
+    # --- (c) surface temperature and global melt fraction --------------------------------
+    t = history.time
+    t_scale, mask = _time_scale(t)
+    ax_surf.set_title("Surface temperature and melt fraction", loc="left")
+    ax_surf.set_xscale(t_scale)
+    if mask.any() and t[mask].max() > t[mask].min():
+        ax_surf.set_xlim(t[mask].min(), t[mask].max())
+    ax_surf.set_xlabel("time (yr)")
+    handles = []
+    if "T_magma" in history.scalars:
+        (h,) = ax_surf.plot(t[mask], history.scalars["T_magma"][mask], color=_C_TEMP, lw=2.2,
+                            label="$T_\\mathrm{magma}$ (surface)")
+        handles.append(h)
+        ax_surf.set_ylabel("surface temperature (K)", color=_C_TEMP)
+        ax_surf.tick_params(axis="y", colors=_C_TEMP)
+        # Snapshot times as dots on the curve, in their colours (ties the panels together).
+        if history.n_snapshots:
+            tk = ts if t_scale == "linear" else ts[ts > 0]
+            tk = tk[(tk >= t[mask].min()) & (tk <= t[mask].max())] if mask.any() else tk[:0]
+            if tk.size:
+                yk = np.interp(tk, t[mask], history.scalars["T_magma"][mask])
+                ax_surf.scatter(tk, yk, c=[colour(x) for x in tk], s=34, zorder=3,
+                                edgecolors="white", linewidths=0.8, clip_on=False)
+    if "Phi_global" in history.scalars:
+        ax_m = ax_surf.twinx()
+        ax_m.grid(False)
+        ax_m.spines["top"].set_visible(False)
+        ax_m.spines["right"].set_visible(True)
+        (h,) = ax_m.plot(t[mask], history.scalars["Phi_global"][mask], color=_C_PHI, lw=2.0, ls="--",
+                         label="$\\Phi_\\mathrm{global}$ (mass-weighted)")
+        handles.append(h)
+        ax_m.set_ylim(-0.03, 1.03)
+        ax_m.set_ylabel("global melt fraction", color=_C_PHI)
+        ax_m.tick_params(axis="y", colors=_C_PHI)
+    if handles:
+        ax_surf.legend(handles=handles, loc="lower left")
+    else:
+        _no_data(ax_surf, "T_magma and Phi_global not recorded")
+
+    # --- (d) heat fluxes --------------------------------------------------------------------
+    ax_flux.set_title("Heat flux", loc="left")
+    ax_flux.set_xscale(t_scale)
+    ax_flux.set_xlabel("time (yr)")
+    ax_flux.set_ylabel("heat flux (W m$^{-2}$)")
+    series = []
+    for name, lbl, c, ls in (("F_surface", "surface", _C_FSURF, "-"), ("F_cmb", "core-mantle boundary", _C_FCMB, "-.")):
+        if name in history.scalars:
+            ax_flux.plot(t[mask], history.scalars[name][mask], color=c, lw=2.0, ls=ls, label=lbl)
+            series.append(history.scalars[name][mask])
+    if series:
+        _set_flux_scale(ax_flux, series)
+        ax_flux.legend(loc="best")
+    else:
+        _no_data(ax_flux, "F_surface and F_cmb not recorded")
+
+    for ax, letter in zip((ax_t, ax_phi, ax_surf, ax_flux), "abcd"):
+        ax.text(-0.02, 1.03, f"({letter})", transform=ax.transAxes, ha="right", va="bottom",
+                fontsize=12, fontweight="bold")
+    fig.suptitle(_title(history, label), fontsize=13)
+
+
+def plot_run(history_or_path: RunHistory | str | os.PathLike, out_png: str | os.PathLike | None = None,
+             *, dpi: int = 150) -> Path:
+    """Draw the four-panel overview of a run and write it as a PNG, atomically.
+
+    Parameters
+    ----------
+    history_or_path : RunHistory or path of a netCDF file written by :func:`write_netcdf`
+    out_png : path, optional
+        Where to write the figure. Default: the netCDF path with suffix ``.png``
+        (required when a ``RunHistory`` is given).
+    dpi : int
+        Resolution (the figure is 12 x 8.5 inches).
+
+    Returns
+    -------
+    The path of the PNG written.
+
+    Raises
+    ------
+    AragogError
+        The netCDF file cannot be read, or the PNG cannot be written (one line naming it).
+    """
+    history, out, label = _load(history_or_path, out_png)
+    history.validate()
+    return write_png(out, "plot", (12.0, 8.5), lambda fig: _draw(fig, history, label or out.stem),
+                     style=_STYLE, dpi=dpi)

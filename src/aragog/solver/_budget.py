@@ -1,0 +1,236 @@
+"""The per-solve energy budget of :class:`~aragog.solver._output.SolverOutput`, computed lazily.
+
+Nothing here is compiled and nothing runs during :meth:`EntropySolver.solve`: at
+:meth:`~EntropySolver.get_state` the existing "diagnostics" program is called at the
+solve's stored output times (``solver.output_points`` of them, ``self._records[-1]``),
+and the integrals are NumPy on what it returns; the enthalpy and the heat content are
+NumPy on the EOS (:mod:`aragog.physics._heat_content`). The result is cached per solve.
+
+Step fields (energies in J over the solve window [t0, t1], positive into the mantle;
+upstream aragog's definitions, fwl-aragog 26.10.22, ``_compute_step_energy_integrals``,
+``_step_powers``, ``_step_heat_content``, ``_compute_compression_work``):
+
+* step_dE_F_int_J = -∫ F_N A_N dt (surface), step_dE_F_cmb_J = ∫ F_0 A_0 dt (CMB; F_0 > 0
+  out of the core), with the boundary fluxes the entropy equation used;
+* step_dE_Q_radio_J, step_dE_Q_tidal_J = ∫ Σ ρ_i V_i H_i dt with the EOS density (the live
+  mass: what the entropy equation receives), step_dE_Q_*_cons_J the same with the
+  structural mass m_i = mesh.mass_stag;
+* step_solver_residual_J = ∫ [Σ ρ_i T_i V_i dS_i/dt - (F_0 A_0 - F_N A_N + Σ ρ_i H_i V_i)] dt:
+  the discrete entropy equation's own energy identity, zero to rounding (a non-zero value
+  is a bug in the flux divergence, not an integration error);
+* step_dE_state_heat_J = Σ_i V_i ∫_{S_i(t0)}^{S_i(t1)} ρ T dS at the cells' static
+  pressures, from the two end states alone (Gauss quadrature in S on the EOS): the change
+  of the heat content the entropy equation transports. Integrating
+  ρ_i T_i V_i dS_i/dt = (F A)_i - (F A)_{i+1} + ρ_i H_i V_i over the window and summing
+  over the cells (the interior fluxes cancel) gives the budget identity
+  step_dE_state_heat_J = step_dE_F_int_J + step_dE_F_cmb_J + step_dE_Q_radio_J
+  + step_dE_Q_tidal_J (+ step_solver_residual_J), exact for the true trajectory; the
+  computed sides differ by the time-quadrature error, the integrator's defect and the
+  S-quadrature error (tests/test_energy_budget.py);
+* step_dE_compression_J = Σ m_i (h(P_new,i, S_i) - h(P_old,i, S_i)): the adiabatic work of
+  a change of the static structure between the previous solve and this one, at the
+  carried entropy and the old structural mass; 0 when the pressures did not change (and
+  for the first solve). Informational: not part of the identity above.
+
+Time quadrature: the integrals over [t0, t1] are exact for the piecewise cubic that
+interpolates the powers at the output times (4 neighbouring points per interval, fewer at
+the window's ends and with fewer than 4 outputs): error O(Δt^4) where the powers are
+smooth, so the window's output times must resolve the powers' variation
+(``solver.output_points``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aragog._jax import jax
+from aragog.physics._heat_content import NumpyEOS, compression_work, heat_content_change, specific_enthalpy
+
+__all__ = ["STEP_FIELDS", "EnergyBook", "quadrature_weights", "interval_weights", "powers", "power_columns"]
+
+#: SolverOutput / FIELD_META names of the per-solve energies [J].
+STEP_FIELDS = ("step_dE_F_int_J", "step_dE_F_cmb_J", "step_dE_Q_radio_J", "step_dE_Q_tidal_J",
+               "step_dE_Q_radio_cons_J", "step_dE_Q_tidal_cons_J", "step_solver_residual_J",
+               "step_dE_compression_J", "step_dE_state_heat_J")
+#: the step fields that are time integrals of :func:`powers` (same order as its columns)
+_POWER_FIELDS = STEP_FIELDS[:7]
+
+
+def interval_weights(t) -> np.ndarray:
+    """(K-1, K) matrix W: (W @ f)[k] ≈ ∫_{t_k}^{t_{k+1}} f dt for samples f (K,) at the
+    strictly increasing times ``t`` (K,), exact for the local interpolating cubic through
+    t_{k-1}..t_{k+2} (shifted inside at the ends; the interpolant of all K points when K < 4).
+    """
+    t = np.asarray(t, dtype=np.float64)
+    K = t.size
+    W = np.zeros((max(K - 1, 0), K))
+    if K < 2:
+        return W
+    m = min(K, 4)
+    k = np.arange(K - 1)
+    idx = np.clip(k - 1, 0, K - m)[:, None] + np.arange(m)  # (K-1, m) stencil of interval k
+    h = t[1:] - t[:-1]
+    # Lagrange basis of each stencil at the two Gauss points of [t_k, t_{k+1}] (exact for the
+    # cubic), in the coordinate tau = (t - t_k)/h (no cancellation at large t).
+    tau = (t[idx] - t[:-1, None]) / h[:, None]  # (K-1, m)
+    gx = 0.5 * np.array([1.0 - 1.0 / np.sqrt(3.0), 1.0 + 1.0 / np.sqrt(3.0)])
+    diff = tau[:, :, None] - tau[:, None, :]  # (K-1, a, b): tau_a - tau_b
+    eye = np.eye(m, dtype=bool)
+    denom = np.prod(np.where(eye, 1.0, diff), axis=2)  # (K-1, a)
+    num = gx[None, None, :, None] - tau[:, None, None, :]  # (K-1, 1, g, b): x_g - tau_b
+    num = np.where(eye[None, :, None, :], 1.0, num)  # (K-1, a, g, b), b != a
+    basis = np.prod(num, axis=3) / denom[:, :, None]  # (K-1, a, g)
+    np.add.at(W, (k[:, None], idx), 0.5 * h[:, None] * basis.sum(axis=2))
+    return W
+
+
+def quadrature_weights(t) -> np.ndarray:
+    """(K,) weights w: w @ f ≈ ∫_{t_0}^{t_{K-1}} f dt (:func:`interval_weights` summed)."""
+    return interval_weights(t).sum(axis=0)
+
+
+def power_columns(d) -> tuple:
+    """The 7 powers [W] of one state's ``Diagnostics`` ``d`` (NumPy or traced JAX values):
+    -F_N A_N, F_0 A_0, Q_radio_live, Q_tidal_live, Q_radio_total, Q_tidal_total, and the
+    residual energy_rate - (F_0 A_0 - F_N A_N + heating_power) (columns in
+    :data:`STEP_FIELDS` order). Compiled as the solver's "powers" program, so the budget
+    reads one small array per output time instead of every diagnostic field."""
+    e = d.energy
+    resid = d.energy_rate - (d.cmb_power - d.surface_power + d.heating_power)
+    return (-d.surface_power, d.cmb_power, e.Q_radio_live, e.Q_tidal_live, d.Q_radio_total, d.Q_tidal_total, resid)
+
+
+def powers(diags) -> np.ndarray:
+    """(K, 7) powers [W] at K states from their ``Diagnostics`` (:func:`power_columns`)."""
+    rows = [[float(v) for v in power_columns(d)] for d in diags]
+    return np.array(rows, dtype=np.float64).reshape(-1, 7)
+
+
+def _has_program(bound, name: str) -> bool:
+    pair = getattr(bound, "pair", None)
+    return pair is not None and name in getattr(pair, "programs", ())
+
+
+class EnergyBook:
+    """The solver's energy bookkeeping: NumPy EOS per table set, the step integrals of the
+    latest solve (cached per solve) and the per-solve totals for :meth:`history_fields`.
+
+    Args:
+        n_enthalpy: panels of :func:`~aragog.physics._heat_content.specific_enthalpy`.
+        n_heat: panels of :func:`~aragog.physics._heat_content.heat_content_change`.
+    """
+
+    def __init__(self, n_enthalpy: int = 64, n_heat: int = 32):
+        self.n_enthalpy, self.n_heat = int(n_enthalpy), int(n_heat)
+        self._eos: tuple | None = None
+        self._step: tuple | None = None  # (key of the solve, fields)
+        self._totals: dict[float, dict] = {}  # final time [yr] of a solve -> its step fields
+
+    def new_run(self) -> None:
+        """Forget the step integrals and per-solve totals (a new run starts); the NumPy EOS
+        is kept."""
+        self._step = None
+        self._totals = {}
+
+    def eos(self, inputs, options) -> NumpyEOS:
+        """The NumPy EOS of ``inputs`` (rebuilt when the table object or the blend width
+        changes; the solver keeps one table object per table set across resets)."""
+        width = None if options.constant_properties else float(inputs.material.smooth_width)
+        key = (id(inputs.eos), width, options.constant_properties)
+        if self._eos is None or self._eos[0] != key:
+            # the inputs are kept with the key so that id(inputs.eos) is not reused meanwhile;
+            # the tables copied to the host in one go (NumpyEOS slicing device arrays leaf by
+            # leaf dispatched one small JAX program per slice: 0.2-0.4 s on the first call)
+            host = jax.device_get(inputs.eos)
+            self._eos = (key, NumpyEOS(host, width, options.constant_properties), inputs)
+        return self._eos[1]
+
+    def state_fields(self, d, inputs, options) -> dict:
+        """E_state = Σ ρ_i V_i h_i and E_state_cons = Σ m_i h_i [J] of one state (its
+        ``Diagnostics`` ``d``; h at the cells' static pressures)."""
+        mesh = inputs.mesh
+        h = specific_enthalpy(self.eos(inputs, options), np.asarray(mesh.P_stag), d.S, self.n_enthalpy)
+        return {"E_state": float(np.sum(d.rho * np.asarray(mesh.volume_stag) * h)),
+                "E_state_cons": float(np.sum(np.asarray(mesh.mass_stag) * h))}
+
+    def step_fields(self, records, bind, options, solve_key) -> dict:
+        """The :data:`STEP_FIELDS` of the latest solve (zeros before the first solve or for
+        an empty window).
+
+        Args:
+            records: the solver's ``(t [nondimensional], y (K, n), inputs)`` per solve, the
+                latest with every output time.
+            bind: ``bind(inputs)`` -> a bound program set with ``call("diagnostics", t, y)``.
+            solve_key: an object that identifies the latest solve (compared with ``is``; the
+                result is cached under it).
+        """
+        if self._step is not None and self._step[0] is solve_key:
+            return self._step[1]
+        out = dict.fromkeys(STEP_FIELDS, 0.0)
+        if records and len(records[-1][0]) >= 2:
+            t, y, inp = records[-1]
+            bound = bind(inp)
+            ends = [bound.call("diagnostics", float(t[k]), y[k]) for k in (0, -1)]
+            if _has_program(bound, "powers"):  # one small array per output time
+                P = np.array([bound.call("powers", float(tk), yk) for tk, yk in zip(t, y)], dtype=np.float64)
+            else:  # compile_mode "blocks": from the full diagnostics
+                P = powers([bound.call("diagnostics", float(tk), yk) for tk, yk in zip(t, y)])
+            out.update(self.window_fields(np.asarray(t) * float(inp.scales.t), ends, inp, options, P))
+            if len(records) >= 2:
+                out["step_dE_compression_J"] = self._compression(records[-2], records[-1], bind, options)
+            self._totals[float(t[-1])] = out
+        self._step = (solve_key, out)
+        return out
+
+    def window_fields(self, t_seconds, diags, inputs, options, power=None) -> dict:
+        """The time integrals and the heat-content change over one window from the
+        ``Diagnostics`` at its K output times ``t_seconds`` (K,) [s], or from the (K, 7)
+        ``power`` at those times (:func:`power_columns`) and the ``Diagnostics`` of the
+        first and last state."""
+        power = powers(diags) if power is None else power
+        out = dict(zip(_POWER_FIELDS, quadrature_weights(t_seconds) @ power))
+        mesh = inputs.mesh
+        dE = heat_content_change(self.eos(inputs, options), np.asarray(mesh.P_stag), np.asarray(mesh.volume_stag),
+                                 diags[0].S, diags[-1].S, self.n_heat)
+        out["step_dE_state_heat_J"] = float(np.sum(dE))
+        return {k: float(v) for k, v in out.items()}
+
+    def _compression(self, prev, cur, bind, options) -> float:
+        """Compression work of the structure change between two solves (module docstring)."""
+        inp_old, inp_new = prev[2], cur[2]
+        P_old, P_new = np.asarray(inp_old.mesh.P_stag), np.asarray(inp_new.mesh.P_stag)
+        if P_old.shape != P_new.shape or np.array_equal(P_old, P_new):
+            return 0.0
+        S = bind(inp_old).call("diagnostics", float(prev[0][-1]), prev[1][-1]).S  # carried entropy
+        return compression_work(self.eos(inp_new, options), P_old, P_new, S, np.asarray(inp_old.mesh.mass_stag))
+
+    def history_fields(self, rows, n_latest: int, options) -> dict:
+        """Step fields as time series for :meth:`EntropySolver.history`: for each of the
+        latest solve's ``n_latest`` rows the energy over the interval from the previous
+        row (0 at its first row), for each earlier solve's row (its final state) that
+        solve's totals when :meth:`step_fields` computed them (else NaN).
+
+        ``rows``: ``(t [yr], Diagnostics, inputs)`` in time order, the latest solve last.
+        """
+        n = len(rows)
+        out = {k: np.full(n, np.nan) for k in STEP_FIELDS}
+        for i, (t, _, _) in enumerate(rows[: n - n_latest]):
+            for k, v in self._totals.get(float(t), {}).items():
+                out[k][i] = v
+        latest = rows[n - n_latest:]
+        if latest:
+            inp = latest[-1][2]
+            ts = np.array([r[0] for r in latest]) * float(inp.scales.t)
+            diags = [r[1] for r in latest]
+            inc = interval_weights(ts) @ powers(diags)
+            eos, mesh = self.eos(inp, options), inp.mesh
+            P, V = np.asarray(mesh.P_stag), np.asarray(mesh.volume_stag)
+            heat = [float(np.sum(heat_content_change(eos, P, V, a.S, b.S, self.n_heat)))
+                    for a, b in zip(diags[:-1], diags[1:])]
+            for j, k in enumerate(_POWER_FIELDS):
+                out[k][n - n_latest:] = np.concatenate([[0.0], inc[:, j]])
+            out["step_dE_state_heat_J"][n - n_latest:] = np.concatenate([[0.0], heat])
+            out["step_dE_compression_J"][n - n_latest:] = 0.0
+            totals = self._totals.get(float(latest[-1][0]), {})
+            out["step_dE_compression_J"][n - n_latest] = totals.get("step_dE_compression_J", np.nan)
+        return out

@@ -1,0 +1,517 @@
+"""``EntropySolver``: the public solver object (docs/design.md "Public interface").
+
+One object serves a whole planet evolution: :meth:`EntropySolver.solve` may be called
+10²–10⁴ times with inputs changed in between (``solver.parameters.…`` then
+:meth:`~EntropySolver.reset`). The compiled right-hand side and Jacobian — one fused
+:class:`~aragog.solver._jitpair.JitPair` (``solver.compile_mode = "fused"``) or the
+separately compiled blocks of :class:`~aragog.solver._blocks.BlockPrograms` ("blocks") —
+are keyed on :func:`~aragog.solver._inputs.static_key` and the mode only, so a reset that
+changes values — fluxes, times, radii, tables of the same shape — reuses them: no trace,
+no compile; and another solver of the same process with the same key shares them
+(:mod:`aragog.solver._shared_programs`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+
+from aragog import eos, structure
+from aragog.eos._packed import packed_tables
+from aragog.errors import AragogError, ConfigError
+from aragog.solver import _inputs as _inputs
+from aragog.solver.backends import METHODS, integrate
+from aragog.solver._budget import EnergyBook
+from aragog.solver._compile_stats import compile_stats, log_new_compiles, solver_stats
+from aragog.solver._persistent_cache import configure_compilation_cache, programs_in_cache
+from aragog.solver._shared_programs import block_programs, shared_programs, store_key
+from aragog.solver._inversion import entropy_of_temperature
+from aragog.solver._jitpair import JitPair, ProgramStats
+from aragog.solver._programs import fused_programs, start_compiles
+from aragog.solver._output import SolverOutput
+from aragog.solver._problems import NoJacobian, WallClockLimit
+from aragog.solver._results import (LastSolve, history_rows, join_state, output_fields, split_state, state_key,
+                                   trim_records)
+from aragog.solver._step_caps import step_cap_event
+
+logger = logging.getLogger("aragog.solver")
+
+
+class SolverStateError(AragogError, RuntimeError):
+    """The solver was used out of order (e.g. ``solve()`` before ``initialize()``)."""
+
+
+class EntropySolver:
+    """Integrates the entropy equation of a mantle (docs/physics.md) with CVODE or scipy.
+
+    Args:
+        params: validated :class:`aragog.config.Parameters`; kept as ``self.parameters``
+            and re-validated by :meth:`reset`.
+        eos_dir: directory of SPIDER tables overriding ``params.eos.dir`` (CLI ``--eos-dir``).
+
+    Typical use::
+
+        solver = EntropySolver.from_file("input/earth.toml")
+        solver.initialize()                 # mesh, tables, compiled programs, initial state
+        solver.solve()
+        out = solver.get_state()            # SolverOutput
+    """
+
+    #: subclasses serving another package's interface, each claiming that package's
+    #: parameter objects (``accepts``); they register themselves with
+    #: ``class X(EntropySolver, interface=True)`` (the upstream aragog's:
+    #: ``aragog.solver._upstream``, loaded with ``aragog.solver.EntropySolver``)
+    _interfaces: list[type[EntropySolver]] = []
+
+    def __init_subclass__(cls, *, interface: bool = False, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if interface:
+            EntropySolver._interfaces.append(cls)
+
+    def __new__(cls, params=None, *args, **kwargs):
+        # Another interface's parameters (the upstream aragog's aragog.parser) get the
+        # subclass that serves it.
+        if cls is EntropySolver:
+            for interface in EntropySolver._interfaces:
+                if interface.accepts(params):
+                    return super().__new__(interface)
+        return super().__new__(cls)
+
+    #: programs compiled in a thread overlapping the first integration ("powers": the
+    #: energy budget's, for interfaces that ask for it every step)
+    _background_programs: tuple[str, ...] = ("diagnostics",)
+
+    def __init__(self, params, *, eos_dir: str | Path | None = None):
+        self._params = params  # native Parameters (see the ``parameters`` property)
+        self.eos_dir = eos_dir
+        self._pair = None  # the compiled programs in use (JitPair or BlockPrograms)
+        self._key = None
+        self._baseline: dict | None = None  # compile stats when shared programs were taken
+        self._calls: dict[str, ProgramStats] = {}  # this solver's calls per program
+        self._logged: dict[str, int] = {}  # compiles + loads already reported in the log
+        self._eos_cache: dict = {}
+        self._mesh_cache: tuple | None = None
+        self._options = None
+        self._inputs = None
+        self._bound = None
+        self._S: np.ndarray | None = None  # cell entropy [J/kg/K]
+        self._dSdr_cmb: float | None = None  # energy-balance slot [J/kg/K/m]
+        self._T_core: float | None = None  # bower2018 slot [K]; None: the bottom cell's T
+        self._time: float | None = None  # model time of the state [yr]
+        self._records: list[tuple[np.ndarray, np.ndarray, object]] = []  # (t yr, y, inputs)
+        self._last: LastSolve | None = None  # the last solve's end (None: none since initialize)
+        self._warm = None  # the CVODE memory kept between solves (solver.warm_start)
+        self._y_end = None  # (state key, S, y): the last solve's end state as integrated
+        self._energy = EnergyBook()  # energy budget of get_state (aragog.solver._budget)
+        self._initial_stats = ProgramStats()  # entropy_at's NumPy EOS inversions ("initial")
+
+    @property
+    def parameters(self):
+        """The :class:`aragog.config.Parameters` of this solver: change values here between
+        solves, then call :meth:`reset`."""
+        return self._params
+
+    @parameters.setter
+    def parameters(self, params) -> None:
+        self._params = params
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_file(cls, path, eos_dir=None, overrides=None) -> "EntropySolver":
+        """A solver for the config file ``path`` (with optional ``overrides``)."""
+        from aragog.config import load_config
+
+        return cls(load_config(path, overrides=overrides), eos_dir=eos_dir)
+
+    def initialize(self) -> "EntropySolver":
+        """Build everything (:meth:`reset`) and set the initial state from ``[initial_condition]``."""
+        self.reset()
+        self._records.clear()
+        ic = self._params.initial_condition
+        n = self.n_cells
+        mesh = self._inputs.mesh
+        if ic.initial_condition == 2:
+            from aragog.initial import read_entropy_profile
+
+            S = read_entropy_profile(ic.init_file, n)
+        elif ic.initial_condition == 3:  # isentrope through basal_temperature at the CMB
+            S = np.full(n, self.entropy_at(ic.basal_temperature, float(mesh.P_basic[0])))
+        else:  # isentrope through surface_temperature at the surface
+            S = np.full(n, self.entropy_at(ic.surface_temperature, float(mesh.P_basic[-1])))
+        self._S = np.asarray(S, dtype=np.float64)
+        self._dSdr_cmb = 0.0
+        self._T_core = None
+        self._time = float(self._params.solver.start_time)
+        self._last = None
+        self._y_end = None  # a new run: nothing to continue, no budget carried over
+        self._energy.new_run()
+        return self
+
+    def reset(self) -> "EntropySolver":
+        """Re-validate the parameters and refresh every derived input (mesh, tables, boundary
+        values, heating, ...). Builds new compiled programs only when the static key changed
+        (state size, boundary modes, physics switches, table identity, array shapes)."""
+        params = self._params.validate()
+        mode, options, mesh, inputs, key = self._derive(params)
+        if key != self._key:
+            configure_compilation_cache(params.solver.jax_cache_dir, params.solver.jax_cache_max_mb)
+            if self._pair is not None:
+                logger.info("static inputs changed: using new compiled programs")
+            builder = fused_programs if mode == "fused" else block_programs
+            self._pair, reused = shared_programs(key, lambda: builder(options, inputs, store=store_key(key)))
+            if reused and hasattr(self._pair, "wait_background"):
+                self._pair.wait_background()  # its compiles are the first solver's, not ours
+            elif isinstance(self._pair, JitPair):
+                start_compiles(self._pair, self._background_programs)
+            self._baseline = compile_stats(self._pair) if reused else None
+            self._logged = {}
+            if reused:
+                logger.info("compile_mode %r: reusing the programs another solver of this process "
+                            "compiled for the same static key", mode)
+            self._key = key
+        if self._S is not None and self._S.shape[0] != mesh.number_of_cells:
+            raise ConfigError(
+                f"mesh.number_of_nodes changed from {self._S.shape[0] + 1} to {mesh.number_of_nodes}: "
+                "set a new initial entropy with set_initial_entropy() (or call initialize())"
+            )
+        self._options, self._inputs = options, inputs
+        self._bound = self._pair.bind(inputs, self._calls)  # inputs packed and on the device once per reset
+        return self
+
+    def _derive(self, params) -> tuple:
+        """(compile mode, options, mesh, inputs, static key) of validated ``params``."""
+        mode = params.solver.compile_mode
+        options = _inputs.physics_options(params)
+        mesh = self._mesh(params)
+        eos_data = self._eos(params)
+        inputs = _inputs.physics_inputs(params, mesh, eos_data)
+        return mode, options, mesh, inputs, (mode, _inputs.static_key(options, inputs, eos_data))
+
+    def program_key(self, params=None) -> str:
+        """A digest of what the compiled programs depend on (compile mode, physics switches,
+        table identity, array shapes) for ``params`` (default: this solver's): two configs
+        with the same digest run on the same programs, so changing anything else never
+        compiles. Builds the mesh and loads the tables (cached), compiles nothing; the
+        solver's state is untouched. Used by ``aragog grid`` to group points."""
+        params = (self._params if params is None else params).validate()
+        return store_key(self._derive(params)[-1])
+
+    def programs_stored(self, params=None) -> bool:
+        """Whether every program a solve of ``params`` (default: this solver's) needs — the
+        RHS, the Jacobian and the background programs — is in the persistent cache that
+        ``params`` selects (``solver.jax_cache_dir`` as :meth:`reset` resolves it), so that
+        a new process using that cache loads them all without tracing. Reads no entry,
+        traces and compiles nothing, changes no setting; the solver's state is untouched.
+        Always ``False`` for ``compile_mode = "blocks"`` or with the cache off."""
+        params = (self._params if params is None else params).validate()
+        mode, options, _, inputs, key = self._derive(params)
+        return mode == "fused" and programs_in_cache(fused_programs(options, inputs, store=store_key(key)),
+                                                     ("rhs", "jac", *self._background_programs),
+                                                     params.solver.jax_cache_dir)
+
+    def wait_for_programs(self) -> "EntropySolver":
+        """Block until the programs that :meth:`reset` started compiling in the background
+        (the diagnostics, which otherwise overlap the first integration) are ready and in
+        the persistent cache; the RHS and Jacobian are ready when :meth:`reset` returns.
+        ``aragog grid`` calls it so that other workers load every program of a static key
+        instead of compiling one again."""
+        self._require_inputs()
+        wait = getattr(self._pair, "wait_background", None)
+        if wait is not None:
+            wait()
+        return self
+
+    def _mesh(self, params):
+        # Rebuilt when a [mesh] value or the structure file's content changed (2-3 ms).
+        key = repr(params.mesh)
+        if params.mesh.eos_method == 2:
+            try:
+                key += hashlib.sha256(Path(params.mesh.eos_file).read_bytes()).hexdigest()
+            except OSError:
+                pass  # mesh_from_params reports the missing file
+        if self._mesh_cache is None or self._mesh_cache[0] != key:
+            self._mesh_cache = (key, structure.mesh_from_params(params.mesh))
+        return self._mesh_cache[1]
+
+    def _eos(self, params):
+        pm = params.phase_mixed
+        key = (pm.const_properties, self.eos_dir or params.eos.dir, params.eos.model,
+               tuple(getattr(pm, k) for k in ("const_rho", "const_Cp", "const_alpha", "const_cond",
+                                              "const_log10visc", "const_T_ref", "const_S_ref")))
+        if key not in self._eos_cache:
+            data = _inputs.load_tables(params, self.eos_dir)
+            if not isinstance(data, eos.ConstantParams):
+                data = packed_tables(data).to_jax()  # the evaluator's layout (aragog.eos._packed)
+            self._eos_cache = {key: data}  # keep one set
+        return self._eos_cache[key]
+
+    def fresh_programs(self, jacobian: str = "banded") -> JitPair:
+        """A new fused :class:`~aragog.solver._jitpair.JitPair` of the current options and inputs
+        (compiled at first use): not shared, not stored in the persistent cache, not used by
+        this solver (benchmarks compare it, e.g. ``jacobian="dense"``, with :attr:`programs`)."""
+        self._require_inputs()
+        return fused_programs(self._options, self._inputs, jacobian)
+
+    # ------------------------------------------------------------------ read-only views
+    @property
+    def programs(self):
+        """The compiled programs in use (read-only; maybe shared with other solvers of the same
+        static key): a :class:`~aragog.solver._jitpair.JitPair` (compile_mode "fused") or a
+        :class:`~aragog.solver._blocks.BlockPrograms` ("blocks"); ``None`` before :meth:`reset`."""
+        return self._pair
+
+    @property
+    def inputs(self):
+        """The traced physics inputs (read-only): the pytree of arrays (mesh, scales, tables,
+        boundary values) the programs are called with since :meth:`reset`; ``None`` before."""
+        return self._inputs
+
+    @property
+    def options(self):
+        """The static physics options of the last :meth:`reset` (read-only; part of the
+        programs' static key); ``None`` before it."""
+        return self._options
+
+    # ------------------------------------------------------------------ state
+    @property
+    def n_cells(self) -> int:
+        self._require_inputs()
+        return int(self._inputs.mesh.number_of_cells)
+
+    def entropy_at(self, temperature: float, pressure: float) -> float:
+        """Entropy [J/kg/K] with T(P, S) = ``temperature`` [K] at ``pressure`` [Pa] (the EOS
+        inverted; the isentrope through that point). Computed in NumPy
+        (:func:`aragog.solver._inversion.entropy_of_temperature`: the root the compiled
+        :func:`aragog.physics.surface_entropy_for_temperature` finds, without compiling a
+        program for one call)."""
+        self._require_inputs()
+        stats = self._initial_stats
+        t0 = time.perf_counter()
+        value = entropy_of_temperature(temperature, pressure, self._energy.eos(self._inputs, self._options))
+        stats.calls += 1
+        stats.call_seconds += time.perf_counter() - t0
+        stats.source = "numpy"
+        if not np.isfinite(value):
+            raise AragogError(f"no entropy gives T = {temperature} K at P = {pressure} Pa in the EOS")
+        return value
+
+    def set_initial_entropy(self, S) -> None:
+        """Set the state: a scalar (an isentrope: the same entropy in every cell) or one value
+        per cell [J/kg/K]. The energy-balance slot keeps its value (see
+        :meth:`set_initial_dSdr_cmb`), and so does T_core with core_bc "bower2018" (see
+        :meth:`set_initial_core_temperature`)."""
+        self._require_inputs()
+        n = self.n_cells
+        arr = np.asarray(S, dtype=np.float64)
+        if arr.ndim == 0:
+            arr = np.full(n, float(arr))
+        if arr.shape != (n,):
+            raise ConfigError(f"initial entropy: expected a scalar or {n} values (one per cell), got shape {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            raise ConfigError("initial entropy: values must be finite")
+        self._S = arr.copy()
+        if self._dSdr_cmb is None:
+            self._dSdr_cmb = 0.0
+        if self._time is None:
+            self._time = float(self._params.solver.start_time)
+
+    def set_initial_dSdr_cmb(self, value: float | None) -> None:
+        """Set the energy-balance slot, dS/dr at the CMB [J/kg/K/m] (default: carried over
+        from the previous solve; 0 after :meth:`initialize`). ``None``: recompute it from
+        the current entropy, as the one-sided difference of the two bottom cells."""
+        if value is None:
+            self._require_inputs()
+            S = self._S
+            r = np.asarray(self._inputs.mesh.r_stag, dtype=float)
+            self._dSdr_cmb = 0.0 if S is None or S.size < 2 else float((S[1] - S[0]) / (r[1] - r[0]))
+            return
+        value = float(value)
+        if not np.isfinite(value):
+            raise ConfigError(f"dSdr_cmb must be finite, got {value}")
+        self._dSdr_cmb = value
+
+    def set_initial_core_temperature(self, value: float | None) -> None:
+        """Set the T_core slot of core_bc "bower2018" [K] (default: carried over from the
+        previous solve; after :meth:`initialize`, or with ``None``, the bottom cell's
+        temperature at the next solve, so the CMB flux starts at 0)."""
+        if value is not None:
+            value = float(value)
+            if not (np.isfinite(value) and value > 0.0):
+                raise ConfigError(f"core temperature must be finite and > 0 K, got {value}")
+        self._T_core = value
+
+    def _require_inputs(self):
+        if self._inputs is None:
+            raise SolverStateError("call initialize() (or reset()) first")
+
+    def _y0(self) -> np.ndarray:
+        if self._S is None:
+            raise SolverStateError("no initial state: call initialize() or set_initial_entropy() first")
+        sc = self._inputs.scales
+        end = self._y_end
+        if end is not None and end[0] == self._state_key() and np.array_equal(end[1], self._S):
+            return end[2].copy()  # the integrator's own end state, not S / scale (rounded)
+        if self._options.core_temperature_slot and self._T_core is None:  # the bottom cell's T,
+            t = self._time if self._time is not None else 0.0  # with a placeholder slot of 1
+            y = np.concatenate([[1.0], self._S / float(sc.S)])
+            self._T_core = float(self._bound.call("diagnostics", t, y).T[0])
+        slot = self._dSdr_cmb if self._options.energy_balance else self._T_core
+        return join_state(self._S, slot, sc, self._options)
+
+    def _state_key(self) -> tuple:
+        """What, besides the entropy, maps the state to the integrator's vector."""
+        return state_key(self._inputs.scales, self._options, self._dSdr_cmb, self._T_core)
+
+    # ------------------------------------------------------------------ solve
+    def solve(self) -> None:
+        """Integrate from ``parameters.solver.start_time`` to ``end_time`` [yr] from the current
+        state; the final state becomes the current state. Then :meth:`get_state` returns it
+        with the solve's status and message (``status`` < 0: the solve failed, and the state
+        is the last one the integrator reached)."""
+        self._require_inputs()
+        wall0 = time.perf_counter()
+        sp = self._params.solver
+        t0, t1 = float(sp.start_time), float(sp.end_time)
+        y0 = self._y0()
+        bound = self._bound
+        problem = bound
+        if sp.jacobian == "fd":
+            problem = NoJacobian(bound)
+        limit = float(sp.wall_time_limit)
+        if limit > 0.0:
+            problem = WallClockLimit(problem, wall0 + limit)
+        event = step_cap_event(self._params.energy, bound, self._split, t0, y0)
+        method = METHODS[sp.method]
+        if t1 <= t0:
+            result = None
+            t_out, y_out = np.array([t0]), y0[None, :]
+            status, message, t_final, y_final = 0, "empty time window (end_time == start_time)", t0, y0
+        else:
+            n_out = max(int(sp.output_points), 2)
+            t_eval = np.linspace(t0, t1, n_out)
+            # atol [J/kg/K] applies to the nondimensional state (entropy / Scales.S; the
+            # energy-balance slot is of order one in the same scaling).
+            atol = float(sp.atol) / float(self._inputs.scales.S)
+            result = integrate(problem, t_eval, y0, method=method, rtol=float(sp.rtol), atol=atol,
+                               max_steps=int(sp.max_steps), event=event, warm=self._warm_start(method))
+            t_out, y_out = result.t, result.y
+            status, message = result.status, result.message
+            t_final, y_final = result.t_final, result.y_final
+            if limit > 0.0 and problem.expired_at is not None:
+                status = min(int(status), -1)
+                message = (f"wall-time limit of {limit:g} s (solver.wall_time_limit) reached at "
+                           f"t = {problem.expired_at:.6g} yr; the state is that of the last output time "
+                           f"reached, t = {float(t_final):.6g} yr")
+            if result.t_event is not None and (len(t_out) == 0 or t_out[-1] != result.t_event):
+                t_out = np.append(t_out, result.t_event)
+                y_out = np.vstack([y_out, result.y_event])
+        trim_records(self._records)  # every output time of the latest solve only
+        self._records.append((np.asarray(t_out, dtype=np.float64), np.asarray(y_out), self._inputs))
+        if len(t_out) > 0:  # a failed solve still moves to the last state reached
+            S, slot = self._split(y_final)
+            self._S, self._time = S, t_final
+            if self._options.core_temperature_slot:
+                self._T_core = slot
+            elif slot is not None:
+                self._dSdr_cmb = slot
+            self._y_end = (self._state_key(), S.copy(), np.array(y_final, dtype=np.float64))
+        self._last = LastSolve(status=int(status), message=message, t0=t0, t_final=float(t_final),
+                               y=np.asarray(y_final), result=result, wall=time.perf_counter() - wall0)
+        if status < 0:
+            logger.warning("solve failed at t = %.6g yr: %s", t_final, message)
+        self._log_compiles()
+
+    def _warm_start(self, method: str):
+        """The CVODE memory kept from one solve to the next (``solver.warm_start``;
+        docs/solver.md, "Warm start"), or ``None`` (off, or not CVODE)."""
+        if not self._params.solver.warm_start or method != "cvode":
+            if self._warm is not None:
+                self._warm.close()
+                self._warm = None
+            return None
+        if self._warm is None:
+            from aragog.solver.backends import WarmStart
+
+            self._warm = WarmStart()
+        return self._warm
+
+    def _split(self, y):
+        return split_state(y, self._inputs.scales, self._options)
+
+    # ------------------------------------------------------------------ results
+    def get_state(self, energy_budget: bool = False) -> SolverOutput:
+        """The current state as a :class:`SolverOutput` (after :meth:`solve`, its status).
+
+        ``energy_budget=True`` also fills ``E_state``, ``E_state_cons`` and the ``step_*``
+        energies of the last solve (docs/output.md, "Energy budget"; None otherwise). They
+        cost one call of the small "powers" program per output time of the solve plus NumPy
+        quadratures, ~11 ms at 60 cells and 65 output times, so a coupling loop asks only if
+        it uses them.
+        """
+        self._require_inputs()
+        y = self._y0()
+        t = self._time if self._time is not None else float(self._params.solver.start_time)
+        d = self._bound.call("diagnostics", t, y)
+        self._log_compiles()
+        last = self._last or LastSolve.not_integrated(t)
+        res = last.result
+        energy = {}
+        if energy_budget:
+            energy = self._energy.state_fields(d, self._inputs, self._options)
+            energy.update(self._energy.step_fields(self._records, self._bind, self._options, self._last))
+        return SolverOutput(
+            time=float(t), status=last.status, message=last.message, dt_actual=float(last.t_final - last.t0),
+            **output_fields(d, self._inputs, self._options),
+            nfev=res.nfev if res else 0, njev=res.njev if res else 0, nsteps=res.nsteps if res else 0,
+            integrator=res.integrator if res else METHODS[self._params.solver.method],
+            wall_seconds=float(last.wall), **energy,
+        )
+
+    def _bind(self, inputs):
+        """The programs bound to ``inputs`` (the current binding when they are the current inputs)."""
+        return self._bound if inputs is self._inputs else self._pair.bind(inputs, self._calls)
+
+    @property
+    def integration_result(self):
+        """The back end's :class:`IntegrationResult` of the last solve (timings, counters)."""
+        return None if self._last is None else self._last.result
+
+    @property
+    def jit_stats(self) -> dict:
+        """Per program: traces, compiles, loads and their seconds caused by this solver, the
+        program's source ("compiled", "disk", "memory", "none"; "numpy" for "initial"),
+        and this solver's calls (:func:`aragog.solver._compile_stats.solver_stats`)."""
+        return solver_stats(self._pair, self._baseline, self._calls, self._initial_stats)
+
+    def _log_compiles(self) -> None:
+        """Log each program compiled or loaded since the last report."""
+        log_new_compiles(self.jit_stats, self._logged, logger)
+
+    def history(self):
+        """The run so far as an :class:`aragog.io.RunHistory`: every output time of the latest
+        solve and the final state of each earlier solve since :meth:`initialize` (so memory
+        stays bounded over thousands of coupling solves); profiles at ``output.snapshots``
+        times. Rows from :func:`aragog.solver._results.history_rows`, assembled by
+        :mod:`aragog.io._solver_history`: imported on call, the solver imports ``aragog.io``
+        (the layer above) in no module-level statement."""
+        from aragog.io._solver_history import run_history
+
+        if not self._records:
+            raise SolverStateError("nothing to write: call solve() first")
+        last = self._last or LastSolve(status=0, message="", t0=0.0, t_final=0.0)
+        res, sp = last.result, self._params.solver
+        rows = history_rows(self._records, self._bind, self._options, self._energy)
+        return run_history(*rows, self._records[-1][2].mesh, self._params, status=last.status,
+                           message=last.message, integrator=res.integrator if res else METHODS[sp.method])
+
+    def write_netcdf(self, path) -> Path:
+        """Write :meth:`history` to a CF-style netCDF file (atomically; :func:`aragog.io.write_netcdf`,
+        imported on call like :meth:`history`'s assembly)."""
+        from aragog.io import write_netcdf
+
+        return write_netcdf(path, self.history())
+

@@ -1,0 +1,434 @@
+"""Compile the right-hand side and its Jacobian once, call them many times, count everything.
+
+A :class:`JitPair` holds ahead-of-time compiled XLA programs for ``rhs(t, y, args)``, its
+Jacobian ``d rhs / d y`` (band storage by default, see :mod:`aragog.solver._jacobian`) and any
+extra programs of the same signature (diagnostics, event functions). ``args`` is a pytree of
+arrays that is *traced*: every call may pass different values (a new mesh, new boundary
+values, new EOS table contents) without a retrace, as long as the tree structure, the leaf
+shapes and the dtypes are those of the example the pair was built from. Static options are
+closed over by the caller (``functools.partial`` with hashable options); when they change the
+caller builds a new pair.
+
+Two call paths:
+
+- ``pair.rhs(t, y, args)`` / ``pair.jac`` / ``pair.call(name, ...)``: convenient, checks and
+  flattens ``args`` on every call.
+- ``bound = pair.bind(args)``: checks and flattens ``args`` once, packs the small leaves into
+  one buffer per dtype (every call argument costs dispatch time) and puts everything on the
+  device; ``bound.rhs_into(t, y, out)`` and ``bound.jac_into(t, y, out)`` then call the
+  compiled executables with the fewest Python operations and write into a preallocated
+  array. This is what integrator callbacks use (``bound`` satisfies
+  :class:`aragog.solver.backends.OdeProblemLike`).
+
+On CPU, ``jax_cpu_enable_async_dispatch=False`` (set before the first computation) makes each
+call run on the calling thread; for microsecond programs that is markedly faster than the
+default hand-off to a worker thread.
+
+``pair.stats`` reports per program: traces (counted by a Python counter inside the traced
+body), compiles, seconds spent tracing + lowering and compiling, calls and seconds in calls.
+
+Compiling off the critical path: :meth:`JitPair.compile_in_background` compiles programs in
+a thread (XLA's compile releases the GIL; tracing and lowering do not), and the first
+call of such a program waits for it. Each program compiles at most once whichever
+thread gets there first (a lock per program), so the counters are those of one compile.
+``compiler_options`` gives each program its own XLA options (e.g. a lower LLVM
+optimisation level for a rarely called program); they are part of its persistent-store key.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from aragog._jax import jax, jnp
+from aragog.csdl._compiling import compile_lowered, lower, store_lookup, store_save
+from aragog.csdl._executable_store import store_has
+from aragog.solver._bound import BoundPair
+from aragog.solver._jacobian import banded_jacobian, dense_jacobian
+from aragog.solver._packing import PackLayout
+from aragog.solver._program_stats import ProgramStats
+
+__all__ = ["JitPair", "BoundPair", "ProgramStats"]  # re-exported from aragog.solver._bound / .program_stats
+
+logger = logging.getLogger("aragog.solver._jitpair")
+
+_RESERVED = ("rhs", "jac")
+
+
+class _Program:
+    """One function of ``(t, y, *flat_args)`` and, once compiled, its executable."""
+
+    __slots__ = ("name", "flat_fn", "compiled", "stats", "out_tree", "lock", "options", "lowered")
+
+    def __init__(self, name: str, flat_fn: Callable, stats: ProgramStats, options=None):
+        self.name = name
+        self.flat_fn = flat_fn
+        self.compiled = None
+        self.stats = stats
+        self.out_tree = None
+        self.lock = threading.Lock()  # held while compiling: one compile, whichever thread
+        self.options = dict(options or {})
+        self.lowered = None  # (jax.stages.Lowered, seconds) between prepare() and the compile
+
+
+class JitPair:
+    """Ahead-of-time compiled ``rhs``, Jacobian and extra programs of ``(t, y, args)``.
+
+    Args:
+        rhs_fn: pure JAX function ``rhs_fn(t, y, args) -> (n_state,)``; ``t`` a float64
+            scalar, ``y`` float64 ``(n_state,)``, ``args`` a pytree of arrays. Static options
+            must already be closed over.
+        n_state: size of the state vector.
+        args_example: a pytree like the ``args`` of every later call. Only its structure,
+            leaf shapes and dtypes are used (values are not baked in).
+        ml, mu: lower and upper bandwidths of ``d rhs / d y``.
+        jacobian: ``"banded"`` (default; band storage ``(ml + mu + 1, n_state)`` by colored
+            forward-mode products) or ``"dense"`` (``(n_state, n_state)`` by ``jax.jacfwd``).
+        extra: optional mapping ``name -> fn(t, y, args)`` of further programs compiled with
+            the same signature (e.g. ``"diagnostics"`` returning a pytree, ``"event"``
+            returning a scalar). Names ``"rhs"`` and ``"jac"`` are reserved.
+        lazy: compile each program at its first call instead of in the constructor.
+        pack_max: leaves of ``args`` with at most this many elements are packed into one
+            buffer per dtype for the call (fewer arguments, less dispatch time); larger
+            leaves are passed separately. 0 disables packing.
+        name: prefix of the compiled programs' names (appears in XLA dumps and logs).
+        store_key: a string that determines ``rhs_fn`` and the extras (the caller's static
+            configuration and code identity). With it, each program is looked up in the
+            active :class:`~aragog.csdl._executable_store.ExecutableStore` (persistent cache
+            directory) *before tracing*, and saved there after compiling.
+        compiler_options: optional mapping ``program name -> {XLA option: value}`` passed
+            to ``jax.stages.Lowered.compile`` for that program (others: XLA's defaults).
+
+    Raises:
+        ValueError: ``rhs_fn`` does not return shape ``(n_state,)``, a bad ``jacobian`` mode,
+            a reserved or duplicate extra name.
+    """
+
+    def __init__(
+        self,
+        rhs_fn: Callable,
+        n_state: int,
+        args_example: Any,
+        ml: int,
+        mu: int,
+        jacobian: str = "banded",
+        extra: Mapping[str, Callable] | None = None,
+        *,
+        lazy: bool = False,
+        pack_max: int = 4096,
+        name: str = "aragog",
+        store_key: str | None = None,
+        compiler_options: Mapping[str, Mapping[str, Any]] | None = None,
+    ):
+        if jacobian not in ("banded", "dense"):
+            raise ValueError(f"JitPair: jacobian must be 'banded' or 'dense', got {jacobian!r}")
+        self.n = int(n_state)
+        self.ml = int(ml)
+        self.mu = int(mu)
+        if self.n < 1:
+            raise ValueError(f"JitPair: n_state must be >= 1, got {n_state}")
+        if self.ml < 0 or self.mu < 0:
+            raise ValueError(f"JitPair: band widths must be >= 0, got ml={ml}, mu={mu}")
+        self.jacobian = jacobian
+        #: layout of ``jac`` output: ``"band"`` (ml + mu + 1, n) or ``"dense"`` (n, n)
+        self.jac_layout = "band" if jacobian == "banded" else "dense"
+        self.rhs_fn = rhs_fn
+        self.name = name
+        self.store_key = store_key
+
+        # Signature of args: tree structure, leaf names, shapes, dtypes.
+        path_leaves, self._treedef = jax.tree_util.tree_flatten_with_path(args_example)
+        self._leaf_names = tuple(jax.tree_util.keystr(path) or "<root>" for path, _ in path_leaves)
+        specs = []
+        for _, leaf in path_leaves:
+            arr = jnp.asarray(leaf) if not isinstance(leaf, np.ndarray) else leaf
+            specs.append((tuple(np.shape(arr)), np.dtype(arr.dtype)))
+        self._leaf_specs = tuple(specs)
+        self._layout = PackLayout(self._leaf_specs, int(pack_max))
+
+        treedef = self._treedef
+        ml_, mu_ = self.ml, self.mu
+
+        def rhs_of(t, y, args):
+            return rhs_fn(t, y, args)
+
+        if jacobian == "banded":
+            jac_y = banded_jacobian(lambda y, t, args: rhs_fn(t, y, args), ml_, mu_)
+        else:
+            jac_y = dense_jacobian(lambda y, t, args: rhs_fn(t, y, args))
+
+        def jac_of(t, y, args):
+            return jac_y(y, t, args)
+
+        functions: dict[str, Callable] = {"rhs": rhs_of, "jac": jac_of}
+        for key, fn in (extra or {}).items():
+            if key in _RESERVED:
+                raise ValueError(f"JitPair: extra program name {key!r} is reserved")
+            if not callable(fn):
+                raise ValueError(f"JitPair: extra program {key!r} is not callable")
+            functions[str(key)] = fn
+
+        options = dict(compiler_options or {})
+        unknown = set(options) - set(functions)
+        if unknown:
+            raise ValueError(f"JitPair: compiler_options for unknown programs {sorted(unknown)}")
+        self._programs: dict[str, _Program] = {}
+        for key, fn in functions.items():
+            stats = ProgramStats()
+            self._programs[key] = _Program(key, self._make_flat(key, fn, treedef, stats), stats, options.get(key))
+        self._background: list[threading.Thread] = []
+
+        if not lazy:
+            for key in self._programs:
+                self._compile(key)
+
+    # ------------------------------------------------------------------ compilation
+    def _make_flat(self, key: str, fn: Callable, treedef, stats: ProgramStats) -> Callable:
+        layout = self._layout
+
+        def flat(t, y, *inputs):
+            stats.traces += 1  # runs only while JAX traces this function
+            args = jax.tree_util.tree_unflatten(treedef, layout.unpack(inputs))
+            return fn(t, y, args)
+
+        flat.__name__ = f"{self.name}_{key}"
+        flat.__qualname__ = flat.__name__
+        return flat
+
+    def _abstract_inputs(self) -> list:
+        sds = jax.ShapeDtypeStruct
+        inputs = [sds((), jnp.float64), sds((self.n,), jnp.float64)]
+        return inputs + self._layout.abstract_inputs()
+
+    def _compile(self, key: str) -> _Program:
+        prog = self._programs[key]
+        if prog.compiled is not None:
+            return prog
+        with prog.lock:  # another thread may be compiling it: wait, then use its executable
+            if prog.compiled is None:
+                self._compile_locked(prog)
+        return prog
+
+    def _store_key(self, key: str) -> str | None:
+        if self.store_key is None:
+            return None
+        return repr((self.store_key, self.name, key, self.n, self.ml, self.mu, self.jacobian,
+                     self._leaf_specs, self._layout.n_inputs, str(self._treedef)))
+
+    def _prepare_locked(self, prog: _Program) -> None:
+        """The store's executable (then compiled), or trace and lower (``prog.lowered``)."""
+        if prog.compiled is not None or prog.lowered is not None:
+            return
+        hit = store_lookup(self._store_key(prog.name), prog.name, prog.options)
+        if hit is not None:
+            self._finish(prog, *hit)
+            return
+        prog.lowered = lower(prog.flat_fn, self._abstract_inputs())
+
+    def _compile_locked(self, prog: _Program) -> None:
+        self._prepare_locked(prog)
+        if prog.compiled is not None:
+            return
+        lowered, seconds = prog.lowered
+        compiled, record = compile_lowered(lowered, prog.name, seconds, prog.options)
+        prog.lowered = None
+        store_save(self._store_key(prog.name), compiled, record, prog.options)
+        self._finish(prog, compiled, record)
+
+    def _finish(self, prog: _Program, compiled, record) -> None:
+        key = prog.name
+        prog.stats.trace_seconds += record.lower_seconds
+        prog.stats.compile_seconds += record.compile_seconds
+        if record.source == "disk":
+            prog.stats.loads += 1
+        else:
+            prog.stats.compiles += 1
+        prog.stats.source = record.source
+        prog.out_tree = compiled.out_tree
+        self._check_output(key, compiled)
+        prog.compiled = compiled
+
+    def _check_output(self, key: str, compiled) -> None:
+        if key not in _RESERVED:
+            return
+        out = compiled.out_info
+        expected = (self.n,) if key == "rhs" else (
+            (self.ml + self.mu + 1, self.n) if self.jac_layout == "band" else (self.n, self.n)
+        )
+        shape = getattr(out, "shape", None)
+        if shape != expected:
+            raise ValueError(
+                f"JitPair: {key} returns {out}, expected an array of shape {expected} "
+                f"(n_state={self.n}, ml={self.ml}, mu={self.mu})"
+            )
+
+    def compile(self, *names: str) -> None:
+        """Compile the named programs now (all when none is named); already compiled ones are kept."""
+        for key in names or tuple(self._programs):
+            self._program(key, compile=True)
+
+    def stored(self, name: str, store=None) -> bool:
+        """Whether program ``name`` is compiled already or has an entry in the active
+        persistent store, or in ``store`` (an :class:`aragog.csdl._executable_store.ExecutableStore`)
+        when given (then no tracing is needed to get it)."""
+        prog = self._program(name, compile=False)
+        return prog.compiled is not None or store_has(self._store_key(name), prog.options, store)
+
+    def prepare(self, *names: str) -> None:
+        """Look the named programs up in the store, or trace and lower them, now in this
+        thread (Python work, it holds the GIL); the XLA compile is left to whoever needs
+        the program first, e.g. :meth:`compile_in_background`."""
+        for key in names:
+            prog = self._program(key, compile=False)
+            with prog.lock:
+                self._prepare_locked(prog)
+
+    def compile_in_background(self, *names: str) -> threading.Thread | None:
+        """Compile the named programs, in this order, in a thread; return it (``None`` when
+        all are compiled already). A call of one of them meanwhile waits for its compile.
+        The thread is not a daemon: the interpreter waits for it at exit (a compile cut
+        off by the interpreter's shutdown could crash it). An exception in the thread is
+        not raised there: the program stays uncompiled and its first call compiles it again
+        (and raises)."""
+        todo = [self._program(key, compile=False).name for key in names]
+        todo = [key for key in todo if self._programs[key].compiled is None]
+        if not todo:
+            return None
+
+        def run():
+            for key in todo:
+                try:
+                    self._compile(key)
+                except Exception as exc:  # noqa: BLE001 - the caller's own compile raises it
+                    logger.debug("background compile of %s failed (%s: %s)", key, type(exc).__name__, exc)
+
+        thread = threading.Thread(target=run, name=f"{self.name}-compile-{'+'.join(todo)}", daemon=False)
+        self._background = [t for t in self._background if t.is_alive()] + [thread]
+        thread.start()
+        return thread
+
+    def wait_background(self) -> None:
+        """Wait for every compile started by :meth:`compile_in_background`."""
+        for thread in self._background:
+            thread.join()
+        self._background = []
+
+    @property
+    def compiler_options(self) -> dict[str, dict[str, Any]]:
+        """``{program: XLA options}`` of the programs compiled with non-default options."""
+        return {key: dict(prog.options) for key, prog in self._programs.items() if prog.options}
+
+    # ------------------------------------------------------------------ args checking
+    @property
+    def programs(self) -> tuple[str, ...]:
+        """Names of the programs of this pair (``"rhs"``, ``"jac"`` and the extras)."""
+        return tuple(self._programs)
+
+    @property
+    def args_signature(self) -> tuple:
+        """``(treedef, ((leaf name, shape, dtype), ...))`` the pair was compiled for."""
+        return self._treedef, tuple(
+            (name, shape, dtype) for name, (shape, dtype) in zip(self._leaf_names, self._leaf_specs)
+        )
+
+    def flatten_args(self, args: Any) -> list:
+        """Check ``args`` against the compiled signature and return its leaves as arrays.
+
+        Leaves are converted to the compiled dtype when the cast is of the same kind or safe
+        (a Python float for a float64 scalar, an int array for a float array); a different
+        tree structure, a different leaf shape or an unsafe cast raises ``ValueError`` naming
+        the leaf (the caller must build a new pair).
+        """
+        leaves, treedef = jax.tree_util.tree_flatten(args)
+        if treedef != self._treedef:
+            raise ValueError(
+                "JitPair: args pytree structure differs from the compiled one "
+                f"(got {treedef}, compiled for {self._treedef}); build a new JitPair"
+            )
+        out = []
+        for leaf, name, (shape, dtype) in zip(leaves, self._leaf_names, self._leaf_specs):
+            leaf_shape = tuple(np.shape(leaf))
+            if leaf_shape != shape:
+                raise ValueError(
+                    f"JitPair: args leaf {name} has shape {leaf_shape}, the pair was compiled "
+                    f"for shape {shape}; build a new JitPair"
+                )
+            leaf_dtype = np.result_type(leaf) if not hasattr(leaf, "dtype") else np.dtype(leaf.dtype)
+            if leaf_dtype != dtype:
+                if not np.can_cast(leaf_dtype, dtype, casting="same_kind"):
+                    raise ValueError(
+                        f"JitPair: args leaf {name} has dtype {leaf_dtype}, the pair was "
+                        f"compiled for {dtype} (no safe cast); build a new JitPair"
+                    )
+                leaf = np.asarray(leaf, dtype=dtype)
+            out.append(leaf)
+        return out
+
+    def _check_state(self, t, y) -> tuple[float, np.ndarray]:
+        y = np.asarray(y, dtype=np.float64)
+        if y.shape != (self.n,):
+            raise ValueError(f"JitPair: y has shape {y.shape}, the pair was compiled for ({self.n},)")
+        return float(t), y
+
+    def _program(self, key: str, compile: bool = True) -> _Program:
+        try:
+            prog = self._programs[key]
+        except KeyError:
+            raise ValueError(
+                f"JitPair: no program named {key!r} (have {', '.join(self._programs)})"
+            ) from None
+        if prog.compiled is None and compile:
+            self._compile(key)
+        return prog
+
+    # ------------------------------------------------------------------ convenient calls
+    def call(self, name: str, t: float, y: np.ndarray, args: Any) -> Any:
+        """Evaluate program ``name`` at ``(t, y, args)``; returns NumPy arrays (same pytree)."""
+        prog = self._program(name)
+        t, y = self._check_state(t, y)
+        inputs = self._layout.pack(self.flatten_args(args))
+        t0 = time.perf_counter()
+        out = prog.compiled(t, y, *inputs)
+        out = jax.tree_util.tree_map(np.array, out)
+        prog.stats.calls += 1
+        prog.stats.call_seconds += time.perf_counter() - t0
+        return out
+
+    def rhs(self, t: float, y: np.ndarray, args: Any) -> np.ndarray:
+        """``dy/dt`` as a float64 NumPy array ``(n,)``."""
+        return self.call("rhs", t, y, args)
+
+    def jac(self, t: float, y: np.ndarray, args: Any) -> np.ndarray:
+        """Jacobian as float64 NumPy: band storage ``(ml + mu + 1, n)`` or dense ``(n, n)``."""
+        return self.call("jac", t, y, args)
+
+    def bind(self, args: Any, call_stats: Mapping[str, ProgramStats] | None = None) -> "BoundPair":
+        """Check and flatten ``args`` once; return the fast callback object for one solve.
+        ``call_stats``: where calls are counted (``{program: ProgramStats}``; default the
+        pair's own ``stats``), so solvers sharing one pair count their own calls."""
+        return BoundPair(self, args, call_stats)
+
+    # ------------------------------------------------------------------ counters
+    @property
+    def stats(self) -> dict[str, dict[str, int | float]]:
+        """Snapshot ``{program: {'traces', 'compiles', 'trace_seconds', 'compile_seconds',
+        'calls', 'call_seconds'}}``."""
+        return {key: prog.stats.as_dict() for key, prog in self._programs.items()}
+
+    def reset_call_counters(self) -> None:
+        """Zero ``calls`` and ``call_seconds`` of every program (trace/compile counts stay)."""
+        for prog in self._programs.values():
+            prog.stats.calls = 0
+            prog.stats.call_seconds = 0.0
+
+    def __repr__(self) -> str:
+        return (
+            f"JitPair(name={self.name!r}, n={self.n}, ml={self.ml}, mu={self.mu}, "
+            f"jacobian={self.jacobian!r}, programs={list(self._programs)})"
+        )
+

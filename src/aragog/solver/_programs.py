@@ -1,0 +1,95 @@
+"""The fused mode's compiled programs: their bodies, XLA options and compile order.
+
+:func:`fused_programs` builds the :class:`~aragog.solver._jitpair.JitPair` of one static
+configuration: "rhs", its banded Jacobian "jac", "diagnostics" (get_state, the output),
+"melt_fraction" (the phase step cap's event) and "powers" (the energy budget's seven powers
+per state, :func:`aragog.solver._budget.power_columns`). :func:`start_compiles` compiles a
+new pair's programs in the order that overlaps best on two cores. (compile_mode "blocks"
+is :mod:`aragog.solver._blocks`.)
+"""
+
+from __future__ import annotations
+
+import functools
+
+from aragog import physics
+from aragog._jax import jnp
+from aragog.solver._budget import power_columns
+from aragog.solver._jitpair import JitPair
+
+__all__ = ["COMPILER_OPTIONS", "fused_programs", "start_compiles"]
+
+
+#: XLA options per program of the fused mode (passed to jax.stages.Lowered.compile; the
+#: user's XLA_FLAGS are never touched; part of each program's persistent-store key),
+#: chosen by the end-to-end cost: compile time + calls x time per call over a run
+#: (docs/solver.md, "First solve"; 60 cells, quiet 2-core machine). XLA:CPU's older
+#: elemental fusion emitters (``xla_cpu_use_fusion_emitters = False``) compile in 0.55-0.7
+#: of the wall time, on one thread (the default emitters use a second core at times, which
+#: the other compile of the first solve needs), with the same results to 1e-14: the RHS
+#: 0.8 -> 0.55 s at +2 % per call (+1.5 us: +0.015-0.15 s over a run's 10^4-10^5 calls; a
+#: first solve 0.36 s shorter with it than without), the Jacobian 2.4 -> 1.6 s (the first
+#: solve's critical path) at +6 % per call (+9 us; ~40 calls in a first solve, ~10^3 in the
+#: demo), the diagnostics 1.7 -> 0.9 s at the same time per call, and the energy budget's
+#: powers program likewise. A lower LLVM optimisation level (``xla_backend_optimization_level``
+#: 0 or 1) compiles faster still but slows every call: level 0 the RHS and the Jacobian 2-3x,
+#: the diagnostics 1.3-1.5x (+60-100 us a call, at every output time and get_state of a
+#: coupling run); level 1 with the older emitters the RHS +13 %, the Jacobian +6 %, for no
+#: shorter compile. melt_fraction (the phase step cap's event, called every step) keeps
+#: XLA's defaults.
+COMPILER_OPTIONS: dict[str, dict] = {name: {"xla_cpu_use_fusion_emitters": False}
+                                     for name in ("rhs", "jac", "diagnostics", "powers")}
+
+
+def fused_programs(options, inputs, jacobian: str = "banded", store: str | None = None) -> JitPair:
+    """Compiled programs for ``options`` and inputs shaped like ``inputs`` (compiled at first
+    use, or by :func:`start_compiles`). ``jacobian``: "banded" (colored forward-mode
+    products, CVODE's band solver; the default) or "dense" (jacfwd; kept for comparison in
+    tools/bench_solver.py). With ``solver.jacobian = "fd"`` the Jacobian program is never
+    called. ``store``: the persistent-store key of the static configuration."""
+    n_state = physics.state_size(inputs.mesh.number_of_cells, options)
+    ml, mu = physics.band_widths(options)
+    extra = {
+        "diagnostics": functools.partial(_diagnostics, options=options),
+        "melt_fraction": functools.partial(_melt_fraction, options=options),
+        "powers": functools.partial(_powers, options=options),
+    }
+    return JitPair(functools.partial(_rhs, options=options), n_state, inputs, ml, mu, jacobian=jacobian,
+                   extra=extra, lazy=True, store_key=store, compiler_options=COMPILER_OPTIONS)
+
+
+def start_compiles(pair: JitPair, background=("diagnostics",)) -> None:
+    """Compile a new fused pair's programs, overlapping what can overlap on two cores.
+
+    XLA's compile releases the GIL (tracing and lowering do not). So the Jacobian, the
+    longest compile, is traced here and compiled in a thread while this one traces and
+    compiles the RHS; then, once the Jacobian is ready, the diagnostics are traced and
+    compiled in a thread that overlaps the integration (only get_state, the output and
+    the temperature step cap call them, and they wait for it). Started during the
+    Jacobian's compile instead, the diagnostics' compile slowed it down by more than it
+    saved (one XLA compile already uses more than one core at times). A Jacobian in the
+    persistent store is loaded in the thread (loading releases the GIL too) while this
+    one loads or compiles the RHS."""
+    if not pair.stored("jac"):
+        pair.prepare("jac")  # trace before the RHS's tracing competes for the GIL
+    pair.compile_in_background("jac")
+    pair.compile("rhs")
+    pair.compile("jac")  # waits for the thread
+    pair.compile_in_background(*background)
+
+
+# ---------------------------------------------------------------------- compiled bodies
+def _rhs(t, y, args, options):
+    return physics.rhs(t, y, args, options)
+
+
+def _diagnostics(t, y, args, options):
+    return physics.diagnostics(t, y, args, options)
+
+
+def _powers(t, y, args, options):
+    return jnp.stack(power_columns(physics.diagnostics(t, y, args, options)))
+
+
+def _melt_fraction(t, y, args, options):
+    return physics.global_melt_fraction(y, args, options)

@@ -1,0 +1,305 @@
+"""The upstream aragog's solver interface (``EntropySolver(parameters, entropy_eos)``).
+
+``aragog.solver.EntropySolver`` built from the upstream's :class:`aragog.parser.Parameters`
+returns an :class:`UpstreamEntropySolver`: this package's solver with the upstream's
+methods, attributes and meanings, so PROTEUS's coupling code runs unchanged::
+
+    solver = EntropySolver(params, entropy_eos)    # aragog.parser.Parameters, EntropyEOS or None
+    solver.initialize()                            # builds; does not set the state
+    solver.set_initial_entropy(S)                  # entropy per cell [J/kg/K]
+    solver.solve(); out = solver.get_state()
+    solver.parameters.boundary_conditions.outer_boundary_value = F_atm
+    solver.reset(); solver.set_initial_entropy(solver.entropy_staggered[:, -1]); ...
+
+``solver.parameters`` is the upstream object; every :meth:`reset` and :meth:`solve`
+converts it (:meth:`aragog.parser.Parameters.to_config`) into the native parameters the
+compiled programs run with, so changing values never recompiles. The differences in
+meaning from the native solver (status of an early stop, ``F_cmb``, ``initialize``,
+``set_initial_dSdr_cmb(None)``) are listed in ``docs/compat.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from types import SimpleNamespace
+
+import numpy as np
+
+from aragog.errors import AragogError
+from aragog.solver._entropy_solver import EntropySolver, SolverStateError
+from aragog.solver._output import SolverOutput
+
+__all__ = ["UpstreamEntropySolver", "UpstreamSolution", "is_upstream_parameters"]
+
+SECONDS_PER_YEAR = 31_557_600.0
+
+
+@dataclasses.dataclass
+class UpstreamSolution:
+    """The last solve's trajectory in the upstream layout.
+
+    ``t`` (n_times,) [yr]; ``y`` (n_state, n_times) in physical units: the entropy of the
+    N cells [J/kg/K] first, then the boundary state (dS/dr at the CMB [J/kg/K/m] for the
+    energy-balance core). ``status`` as upstream (0 also for an early stop at a step cap).
+    """
+
+    t: np.ndarray
+    y: np.ndarray
+    status: int
+    message: str
+
+    @property
+    def success(self) -> bool:
+        return self.status >= 0
+
+
+class UpstreamEntropySolver(EntropySolver, interface=True):
+    """:class:`EntropySolver` driven by upstream parameters (see the module docstring).
+
+    Args:
+        parameters: :class:`aragog.parser.Parameters` (kept as ``self.parameters``).
+        entropy_eos: :class:`aragog.eos.entropy.EntropyEOS` whose tables the solver runs
+            with, or ``None`` (constant-property mode, or the bundled tables).
+    """
+
+    _background_programs = ("diagnostics", "powers")  # get_state always asks for the energy budget
+
+    @staticmethod
+    def accepts(params) -> bool:
+        """Whether :class:`EntropySolver` given ``params`` answers with this class."""
+        return is_upstream_parameters(params)
+
+    def __init__(self, parameters, entropy_eos=None):
+        self._upstream = parameters
+        self.entropy_eos = entropy_eos
+        self._atol_sf = 1.0  # the upstream retry ladder's factor on atol
+        self._jax_cvode_factory = None
+        self._jax_factory_calls = 0
+        self._dSdr_cmb_init: float | None = None  # set_initial_dSdr_cmb override
+        self._solution_cache: UpstreamSolution | None = None
+        super().__init__(self._convert())
+
+    # ------------------------------------------------------------------ parameters
+    @property
+    def parameters(self):
+        """The upstream :class:`aragog.parser.Parameters` (change values, then ``reset()``)."""
+        return self._upstream
+
+    @parameters.setter
+    def parameters(self, params) -> None:
+        self._upstream = params
+
+    def _convert(self):
+        eos_dir = None if self.entropy_eos is None else self.entropy_eos.directory
+        return self._upstream.to_config(eos_dir=eos_dir, atol_scale=float(self._atol_sf))
+
+    def _sync(self) -> None:
+        """Rebuild the native parameters from the upstream ones; reset when they changed."""
+        native = self._convert()
+        if native != self._params:
+            self._params = native
+            EntropySolver.reset(self)
+
+    def reset(self) -> UpstreamEntropySolver:
+        """Re-read the upstream parameters (and ``_atol_sf``); no recompilation when only
+        values changed."""
+        self._params = self._convert()
+        EntropySolver.reset(self)
+        return self
+
+    def initialize(self) -> UpstreamEntropySolver:
+        """Build the mesh, tables and compiled programs. As upstream, the state is not set
+        from ``[initial_condition]``: call :meth:`set_initial_entropy` next."""
+        self.reset()
+        self._records.clear()
+        self._S = self._dSdr_cmb = self._time = self._last = None
+        self._solution_cache = None
+        return self
+
+    # ------------------------------------------------------------------ state
+    @property
+    def _core_bc(self) -> str:
+        return self._params.boundary_conditions.core_bc
+
+    @property
+    def _n_stag(self) -> int:
+        return self.n_cells
+
+    @property
+    def _P_stag_flat(self) -> np.ndarray:
+        self._require_inputs()
+        return np.asarray(self._inputs.mesh.P_stag, dtype=float)
+
+    @property
+    def _r_basic_flat(self) -> np.ndarray:
+        self._require_inputs()
+        return np.asarray(self._inputs.mesh.r_basic, dtype=float)
+
+    @property
+    def evaluator(self):
+        """``evaluator.mesh``: the mesh arrays (what PROTEUS hands to its JAX factory)."""
+        self._require_inputs()
+        return SimpleNamespace(mesh=self._inputs.mesh)
+
+    def _has_slot(self) -> bool:
+        return bool(self._options is not None and self._options.energy_balance)
+
+    @staticmethod
+    def _upstream_state(S, slot) -> np.ndarray:
+        return np.concatenate([S, [slot]]) if slot is not None else np.asarray(S)
+
+    @property
+    def _S0(self) -> np.ndarray | None:
+        """The current state in the upstream layout, physical units: the entropy of the
+        cells, then the boundary slot (dS/dr at the CMB for "energy_balance" and
+        "gradient", T_core for "bower2018")."""
+        if self._S is None:
+            return None
+        return self._upstream_state(*self._split(self._y0()))
+
+    def set_initial_entropy(self, S_init) -> None:
+        """Entropy per cell [J/kg/K] (or a scalar; or the full upstream state with the CMB
+        gradient last). The CMB gradient slot takes, in this order: the value of
+        :meth:`set_initial_dSdr_cmb`, the last solve's final value, or the one-sided
+        difference of the given entropy at the bottom (0 for an isentrope)."""
+        self._require_inputs()
+        arr = np.asarray(S_init, dtype=np.float64)
+        n = self.n_cells
+        given_slot = None
+        if arr.ndim == 1 and arr.size == n + 1 and self._options.core_temperature_slot:
+            EntropySolver.set_initial_entropy(self, arr[:n])
+            self._T_core = float(arr[n])
+            return
+        if arr.ndim == 1 and arr.size == n + 1 and self._has_slot():
+            arr, given_slot = arr[:n], float(arr[n])
+        EntropySolver.set_initial_entropy(self, arr)
+        if self._dSdr_cmb_init is not None:
+            self._dSdr_cmb = self._dSdr_cmb_init
+        elif given_slot is not None:
+            self._dSdr_cmb = given_slot
+        elif self._last is None or self._dSdr_cmb is None:
+            EntropySolver.set_initial_dSdr_cmb(self, None)  # the one-sided difference at the CMB
+
+    def set_initial_dSdr_cmb(self, dSdr_cmb_init: float | None) -> None:
+        """Override the CMB gradient slot [J/kg/K/m] used by the next
+        :meth:`set_initial_entropy` (and from now on); ``None`` releases the override (the
+        slot then carries over from the last solve, as upstream)."""
+        if dSdr_cmb_init is None:
+            self._dSdr_cmb_init = None
+            return
+        value = float(dSdr_cmb_init)
+        if not math.isfinite(value):
+            raise AragogError(f"dSdr_cmb must be finite, got {value}")
+        self._dSdr_cmb_init = value
+        self._dSdr_cmb = value
+
+    def get_current_dSdr_cmb(self) -> float | None:
+        """The CMB gradient [J/kg/K/m] at the end of the last solve; ``None`` before the
+        first solve or without the energy-balance slot."""
+        if self._last is None or not self._has_slot() or self._dSdr_cmb is None:
+            return None
+        return float(self._dSdr_cmb)
+
+    # ------------------------------------------------------------------ JAX factory
+    def set_jax_cvode_factory(self, factory) -> None:
+        """Register PROTEUS's ``factory(scales, core_bc_mode) -> (rhs_fn, jac_fn)``; it is
+        called once per :meth:`solve` (with ``energy.use_jax_jacobian``) and must return
+        :func:`aragog.solver.cvode_jax.build_jax_rhs_and_jacobian`'s callbacks, which are
+        this solver's compiled programs (``None`` unregisters)."""
+        self._jax_cvode_factory = factory
+
+    def _nondim_scales(self):
+        from aragog.jax.nondim import NonDimScales
+
+        sc = self._inputs.scales
+        scale = np.full(self._bound.n, float(sc.S))
+        if self._has_slot():
+            scale[0] = float(sc.dSdr)
+        elif self._options.core_temperature_slot:
+            scale[0] = float(sc.T)
+        return NonDimScales.for_solver(self, scale)
+
+    def _call_factory(self) -> None:
+        if self._jax_cvode_factory is None or not self._upstream.energy.use_jax_jacobian:
+            return
+        callbacks = self._jax_cvode_factory(self._nondim_scales(), self._core_bc)
+        self._jax_factory_calls += 1
+        rhs_fn = callbacks[0] if isinstance(callbacks, (tuple, list)) and callbacks else None
+        if getattr(rhs_fn, "_aragog_bound", None) is not self._bound:
+            raise AragogError("the JAX CVODE factory must return the callbacks of "
+                              "aragog.solver.cvode_jax.build_jax_rhs_and_jacobian for this solver")
+
+    # ------------------------------------------------------------------ solve and results
+    def solve(self) -> None:
+        """Integrate ``start_time`` → ``end_time`` [yr] of the upstream parameters (re-read
+        now, with ``_atol_sf``) from the current state."""
+        self._sync()
+        if self._S is None:
+            raise SolverStateError("no initial state: call set_initial_entropy() after initialize()")
+        self._call_factory()
+        EntropySolver.solve(self)
+        self._solution_cache = None
+
+    @property
+    def solution(self) -> UpstreamSolution | None:
+        """The last solve's trajectory (``.t``, ``.y`` upstream layout), or ``None``."""
+        if self._last is None or not self._records:
+            return None
+        if self._solution_cache is None:
+            t, y, _ = self._records[-1]
+            cols = [self._upstream_state(*self._split(row)) for row in np.atleast_2d(y)]
+            y_up = np.stack(cols, axis=1) if cols else np.zeros((self._bound.n, 0))
+            self._solution_cache = UpstreamSolution(t=np.asarray(t, dtype=float), y=y_up,
+                                                    status=_upstream_status(self._last.status),
+                                                    message=str(self._last.message))
+        return self._solution_cache
+
+    @property
+    def entropy_staggered(self) -> np.ndarray:
+        """Entropy of the cells over the last solve, (N, n_times) [J/kg/K]."""
+        sol = self.solution
+        if sol is None:
+            raise SolverStateError("no solution yet: call solve() first")
+        return sol.y[: self.n_cells]
+
+    def get_state(self) -> SolverOutput:
+        """The native :class:`SolverOutput`, with the energy budget, and the upstream
+        meanings: ``status`` 0 for an
+        early stop at a step cap (``dt_actual`` says how far it got); ``F_cmb`` the mean
+        CMB heat flux over the solve [W/m², out of the core] (the end-of-solve value is
+        ``heat_flux[0]``); ``T_core`` the temperature of the bottom cell, ``T_stag[0]``
+        (PROTEUS's ``T_cmb``), or the core temperature slot with ``core_bc = "bower2018"``
+        (the native ``T_core`` is the mean core temperature, ``tfac_core_avg`` times the
+        CMB node's)."""
+        out = EntropySolver.get_state(self, energy_budget=True)  # PROTEUS reads it every step
+        changes = {"status": _upstream_status(out.status)}
+        if not self._options.core_temperature_slot:
+            changes["T_core"] = float(out.T_stag[0])
+        mean = _mean_cmb_flux(out)
+        if mean is not None:
+            changes["F_cmb"] = mean
+        return dataclasses.replace(out, **changes)
+
+
+def _upstream_status(status: int) -> int:
+    """Native status 1 (stopped early by a step cap) is a success, status 0, upstream."""
+    return 0 if int(status) == 1 else int(status)
+
+
+def _mean_cmb_flux(out) -> float | None:
+    """Mean CMB heat flux over the solve [W/m²] from the step integral, if available."""
+    energy = getattr(out, "step_dE_F_cmb_J", None)
+    dt = float(out.dt_actual) * SECONDS_PER_YEAR
+    if energy is None or not dt > 0.0:
+        return None
+    area = 4.0 * math.pi * float(out.r_basic[0]) ** 2
+    return float(energy) / (area * dt)
+
+
+def is_upstream_parameters(params) -> bool:
+    """Whether ``params`` are the upstream aragog's parameters (:mod:`aragog.parser`), which
+    :class:`EntropySolver` answers with an :class:`UpstreamEntropySolver`."""
+    from aragog.parser import Parameters as UpstreamParameters
+
+    return isinstance(params, UpstreamParameters)
