@@ -28,8 +28,8 @@ def _solver_inputs(overrides):
     solver = EntropySolver(load_config(EARTH, overrides=overrides))
     params = solver.parameters.validate()
     options = _inputs.physics_options(params)
-    mesh = solver._mesh(params)
-    inputs = _inputs.physics_inputs(params, mesh, solver._eos(params))
+    mesh = solver._derived.mesh(params)
+    inputs = _inputs.physics_inputs(params, mesh, solver._derived.eos(params))
     width = None if options.constant_properties else float(inputs.material.smooth_width)
     return inputs, options, NumpyEOS(inputs.eos, width, options.constant_properties)
 

@@ -13,19 +13,16 @@ no compile; and another solver of the same process with the same key shares them
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from pathlib import Path
 
 import numpy as np
 
-from aragog import eos, structure
-from aragog.eos._packed import packed_tables
 from aragog.errors import AragogError, ConfigError
-from aragog.solver import _inputs as _inputs
 from aragog.solver.backends import METHODS, integrate
 from aragog.solver._budget import EnergyBook
+from aragog.solver._derived import DerivedInputs
 from aragog.solver._compile_stats import compile_stats, log_new_compiles, solver_stats
 from aragog.solver._persistent_cache import configure_compilation_cache, programs_in_cache
 from aragog.solver._shared_programs import block_programs, shared_programs, store_key
@@ -93,8 +90,7 @@ class EntropySolver:
         self._baseline: dict | None = None  # compile stats when shared programs were taken
         self._calls: dict[str, ProgramStats] = {}  # this solver's calls per program
         self._logged: dict[str, int] = {}  # compiles + loads already reported in the log
-        self._eos_cache: dict = {}
-        self._mesh_cache: tuple | None = None
+        self._derived = DerivedInputs()  # the mesh and EOS data of the parameters, cached
         self._options = None
         self._inputs = None
         self._bound = None
@@ -184,12 +180,7 @@ class EntropySolver:
 
     def _derive(self, params) -> tuple:
         """(compile mode, options, mesh, inputs, static key) of validated ``params``."""
-        mode = params.solver.compile_mode
-        options = _inputs.physics_options(params)
-        mesh = self._mesh(params)
-        eos_data = self._eos(params)
-        inputs = _inputs.physics_inputs(params, mesh, eos_data)
-        return mode, options, mesh, inputs, (mode, _inputs.static_key(options, inputs, eos_data))
+        return self._derived.derive(params, self.eos_dir)
 
     def program_key(self, params=None) -> str:
         """A digest of what the compiled programs depend on (compile mode, physics switches,
@@ -224,30 +215,6 @@ class EntropySolver:
         if wait is not None:
             wait()
         return self
-
-    def _mesh(self, params):
-        # Rebuilt when a [mesh] value or the structure file's content changed (2-3 ms).
-        key = repr(params.mesh)
-        if params.mesh.eos_method == 2:
-            try:
-                key += hashlib.sha256(Path(params.mesh.eos_file).read_bytes()).hexdigest()
-            except OSError:
-                pass  # mesh_from_params reports the missing file
-        if self._mesh_cache is None or self._mesh_cache[0] != key:
-            self._mesh_cache = (key, structure.mesh_from_params(params.mesh))
-        return self._mesh_cache[1]
-
-    def _eos(self, params):
-        pm = params.phase_mixed
-        key = (pm.const_properties, self.eos_dir or params.eos.dir, params.eos.model,
-               tuple(getattr(pm, k) for k in ("const_rho", "const_Cp", "const_alpha", "const_cond",
-                                              "const_log10visc", "const_T_ref", "const_S_ref")))
-        if key not in self._eos_cache:
-            data = _inputs.load_tables(params, self.eos_dir)
-            if not isinstance(data, eos.ConstantParams):
-                data = packed_tables(data).to_jax()  # the evaluator's layout (aragog.eos._packed)
-            self._eos_cache = {key: data}  # keep one set
-        return self._eos_cache[key]
 
     def fresh_programs(self, jacobian: str = "banded") -> JitPair:
         """A new fused :class:`~aragog.solver._jitpair.JitPair` of the current options and inputs
