@@ -175,3 +175,25 @@ def test_core_density_from_structure_file(tmp_path):
         derive_core_density_from_mesh(tmp_path / "missing.dat", 1.0)
     with pytest.raises(ValueError):
         derive_core_density_from_mesh(path, 0.0)
+
+
+def test_entropy_solver_answers_each_interface_with_its_class():
+    """``EntropySolver`` given the upstream parameters is the upstream adapter; given this
+    package's, the base class. The adapter registers itself (no import cycle,
+    tests/test_imports.py), and ``aragog.EntropySolver`` loads it with the class, so the
+    dispatch holds in a fresh process that never names the adapter."""
+    import subprocess
+    import sys
+
+    from aragog.solver import EntropySolver, UpstreamEntropySolver
+
+    assert type(EntropySolver(upstream_params())) is UpstreamEntropySolver
+    assert type(EntropySolver(upstream_params().to_config())) is EntropySolver
+    assert UpstreamEntropySolver in EntropySolver._interfaces
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import aragog; "
+            "from test_upstream_adapters import upstream_params; "
+            "print(type(aragog.EntropySolver(upstream_params())).__name__)")
+    out = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent)], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "UpstreamEntropySolver"
