@@ -129,6 +129,7 @@ class EnergyParams:
     kappah_floor: float = _f("energy", "kappah_floor")  # m²/s
     eddy_diffusivity_thermal: float = _f("energy", "eddy_diffusivity_thermal")  # - (≤ 0: m²/s)
     eddy_diffusivity_chemical: float = _f("energy", "eddy_diffusivity_chemical")  # - (≤ 0: m²/s)
+    mixing_onset_width: float = _f("energy", "mixing_onset_width")  # -
     phi_step_cap: float = _f("energy", "phi_step_cap")  # -, 0 = off
     temperature_step_cap: float = _f("energy", "temperature_step_cap")  # K, 0 = off
     entropy_step_cap: float = _f("energy", "entropy_step_cap")  # J/kg/K, 0 = off

@@ -125,6 +125,8 @@ class TransportParams:
         solid (Abe 1995, SPIDER); ``phase_mixed.separation_buoyancy``.
     phi_rheo, phi_width [-]: rheological transition (centre, width) of the floor weight;
         pass the same values as ``MaterialParams.phi_rheo/phi_width``.
+    mixing_onset_width [-]: w of the ramped drive of the chemical eddy diffusivity,
+        Δ²/(Δ + w |c|) (``physics.mixing_onset_drive``; 0: the plain mixing-length law).
     """
 
     kappah_floor: Any = 10.0
@@ -134,6 +136,7 @@ class TransportParams:
     buoyancy_mixture: Any = 0.0
     phi_rheo: Any = 0.4
     phi_width: Any = 0.15
+    mixing_onset_width: Any = 1.0e-3
 
 
 @data_pytree

@@ -161,15 +161,19 @@ def _cmb_from_first_interior(kappa_h):
     return jnp.concatenate([kappa_h[1:2], kappa_h[1:]])
 
 
-def _node_fluxes(st, S_b, dSdr_b, inputs, options) -> _Fluxes:
-    """The four flux laws at all basic nodes [W/m2]; switched-off terms are zeros."""
+def _node_fluxes(st, S_b, dSdr_b, inputs, options, st_c=None, S_c=None) -> _Fluxes:
+    """The four flux laws at all basic nodes [W/m2]; switched-off terms are zeros.
+
+    ``st`` (N+1,) phase state at the basic nodes; ``st_c``, ``S_c`` (N,) the cells' phase
+    state and entropy, needed by the two-phase terms: each of them is weighted by the melt
+    of the cell it draws from (docs/physics.md, "The donor-cell invariant").
+    """
     mesh, tp = inputs.mesh, inputs.transport
     zero = jnp.zeros_like(S_b)
     dPdr = -mesh.rho_basic * mesh.g_basic  # hydrostatic: dP/dr = -ρ_static g
     jcond = tr.conductive_flux(st, dSdr_b, dPdr) if options.conduction else zero
     two_phase = not options.constant_properties  # constant mode has no mush
-    need_kappa = options.convection or (options.mixing and two_phase)
-    kappa = tr.mixing_length_diffusivity(st, dSdr_b, mesh.g_basic, mesh.mixing_length_basic) if need_kappa else None
+    kappa = tr.mixing_length_diffusivity(st, dSdr_b, mesh.g_basic, mesh.mixing_length_basic) if options.convection else None
     if options.convection:
         kappa_h = tr.thermal_eddy_diffusivity(st, kappa, dSdr_b, tp)
         if options.core_bc in ("energy_balance", "gradient"):
@@ -177,14 +181,23 @@ def _node_fluxes(st, S_b, dSdr_b, inputs, options) -> _Fluxes:
         jconv = tr.convective_flux(st, dSdr_b, kappa_h)
     else:
         jconv = kappa_h = zero
+    if two_phase and (options.gravitational_separation or options.mixing):
+        width = inputs.material.smooth_width
+        g_c = (S_c - st_c.S_sol) / (st_c.S_liq - st_c.S_sol)  # unclipped melt fraction of the cells
     if options.gravitational_separation and two_phase:
-        jgrav = _interior(tr.gravitational_separation_flux(st, mesh.g_basic, tp.grain_size, inputs.material.visc_liq,
-                                                           tp.buoyancy_mixture))
+        jgrav = tr.gravitational_separation_flux(st, mesh.g_basic, tp.grain_size, inputs.material.visc_liq,
+                                                 tp.buoyancy_mixture)
+        # Melt percolates through the solid matrix of the cell it leaves: both phases there.
+        jgrav = _interior(jgrav * tr.donor_cell_weight(tr.mush_weight(g_c, width), jgrav > 0.0))
     else:
         jgrav = zero
     if options.mixing and two_phase:
-        kappa_c = tr.eddy_diffusivity(kappa, tp.eddy_chemical, dSdr_b)
-        jmix = _interior(tr.mixing_flux(st, S_b, dSdr_b, dPdr, kappa_c, inputs.material.smooth_width))
+        # κ_c from the ramped drive: a finite slope at the mixing onset (docs/physics.md).
+        drive = tr.mixing_onset_drive(dSdr_b, tr.phase_boundary_gradient(st, dPdr), tp.mixing_onset_width)
+        kappa_mix = tr.mixing_length_diffusivity(st, -drive, mesh.g_basic, mesh.mixing_length_basic)
+        kappa_c = tr.eddy_diffusivity(kappa_mix, tp.eddy_chemical, dSdr_b)
+        jmix = tr.mixing_flux(st, S_b, dSdr_b, dPdr, kappa_c, width)
+        jmix = _interior(jmix * tr.donor_cell_weight(tr.melt_weight(g_c, width), jmix > 0.0))
     else:
         jmix = zero
     return _Fluxes(jcond, jconv, jgrav, jmix, kappa_h)
@@ -265,7 +278,7 @@ def thermal_stage(t, s: StructureState, inputs: PhysicsInputs, options: PhysicsO
     st_c, st_b = s.split()
     t_seconds = jnp.asarray(t, dtype=jnp.float64) * sc.t
 
-    fluxes = _node_fluxes(st_b, S_b, dSdr_b, inputs, options)
+    fluxes = _node_fluxes(st_b, S_b, dSdr_b, inputs, options, st_c, S)
     F_laws = fluxes.jcond + fluxes.jconv + fluxes.jgrav + fluxes.jmix
     H, H_radio, H_tidal = cell_heating(t_seconds, inputs.heating, n, options.radionuclides, options.tidal)
     A, V = mesh.area_basic, mesh.volume_stag

@@ -26,7 +26,11 @@ __all__ = [
     "permeability",
     "gravitational_separation_flux",
     "mush_weight",
+    "melt_weight",
+    "donor_cell_weight",
     "mixing_flux",
+    "phase_boundary_gradient",
+    "mixing_onset_drive",
     "PERMEABILITY_CROSSOVERS",
     "PERMEABILITY_BLEND_WIDTHS",
     "RE_CRIT",
@@ -169,13 +173,60 @@ def mush_weight(g_phi, width):
     return jnp.where(g_phi > 0.5, 1.0 - tanh_weight(g_phi, 1.0, width), tanh_weight(g_phi, 0.0, width))
 
 
+def melt_weight(g_phi, width):
+    """Smooth indicator that a cell holds melt, from its unclipped melt fraction g_phi:
+    tw(g, 0, w), the lower branch of :func:`mush_weight` continued to 1 above the solidus.
+    1/2 on the solidus, exactly 0 further than ~19 w below it, 1 above ~19 w."""
+    return tanh_weight(g_phi, 0.0, width)
+
+
+def donor_cell_weight(cell_weight, upward):
+    """Weight (N+1,) of each basic node's donor cell: the cell below the node where the
+    node's flux is ``upward`` (a bool per node, (N+1,)), else the cell above.
+
+    ``cell_weight`` (N,): a per-cell weight in [0, 1] (:func:`mush_weight` or
+    :func:`melt_weight` of the cell's unclipped melt fraction). Interior node j lies
+    between cells j-1 and j; the two boundary nodes get 1 (their two-phase fluxes are 0).
+    The donor switches where the flux changes sign, i.e. where it is 0, so flux × weight
+    stays continuous (docs/physics.md, "Flux laws": the donor-cell invariant).
+    """
+    one = jnp.ones((1,), dtype=cell_weight.dtype)
+    interior = jnp.where(upward[1:-1], cell_weight[:-1], cell_weight[1:])
+    return jnp.concatenate([one, interior, one])
+
+
+def phase_boundary_gradient(st, dPdr):
+    """(phi dS_liq/dP + (1-phi) dS_sol/dP) dP/dr [J/kg/K/m]: the radial entropy gradient of
+    a mush whose melt fraction does not change with depth (the lever rule's phase-boundary
+    part). The bracket of :func:`mixing_flux` is dS/dr minus this."""
+    return (st.phi * st.dSliq_dP + (1.0 - st.phi) * st.dSsol_dP) * dPdr
+
+
+def mixing_onset_drive(dSdr, phase_gradient, width):
+    """The convective drive that sets the chemical eddy diffusivity [J/kg/K/m], >= 0:
+    Δ³/(Δ + δ)² with Δ = max(-dS/dr, 0), δ = w |c|, c = :func:`phase_boundary_gradient`
+    and w = ``width`` (``energy.mixing_onset_width``, dimensionless); Δ itself when δ = 0.
+
+    Why (docs/physics.md, "Mixing onset"): with the mixing-length law κ_c ∝ Δ^(1/2) and a
+    bracket of :func:`mixing_flux` that tends to -c ≠ 0 as Δ -> 0, J_mix has an infinite
+    slope at the onset, where CVODE's Newton iteration cycles. With this drive κ_c ∝ Δ^(3/2)
+    below Δ ~ δ, so J_mix and its first derivative are continuous (0) at the onset; above
+    Δ ~ |c|, where a mixing mush sits (J_conv + J_mix balance near Δ = |c|/2), the drive is
+    Δ (1 - 2δ/Δ + ...), within a relative 2w of the law. It is the law as w -> 0.
+    """
+    drive = jnp.where(dSdr < 0.0, -dSdr, 0.0)
+    denom = drive + width * jnp.abs(phase_gradient)
+    positive = denom > 0.0
+    safe = jnp.where(positive, denom, 1.0)
+    return jnp.where(positive, drive * (drive / safe) ** 2, 0.0)
+
+
 def mixing_flux(st, S, dSdr, dPdr, kappa_c, smooth_width):
     """J_mix = -kappa_c ρ T_fus [dS/dr - (phi dS_liq/dP + (1-phi) dS_sol/dP) dP/dr],
     times the mush weight of the unclipped melt fraction g = (S - S_sol)/(S_liq - S_sol)
     (docs/physics.md "zero outside the mush", made smooth as in SPIDER; see :func:`mush_weight`).
     Table mode only (needs S_liq > S_sol)."""
     g_phi = (S - st.S_sol) / (st.S_liq - st.S_sol)
-    slope = st.phi * st.dSliq_dP + (1.0 - st.phi) * st.dSsol_dP
-    bracket = dSdr - slope * dPdr
+    bracket = dSdr - phase_boundary_gradient(st, dPdr)
     t_fus = 0.5 * (st.T_sol + st.T_liq)
     return -kappa_c * st.rho * t_fus * bracket * mush_weight(g_phi, smooth_width)

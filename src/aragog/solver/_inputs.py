@@ -104,6 +104,7 @@ def physics_inputs(params, mesh, eos_data) -> physics.PhysicsInputs:
         eddy_chemical=en.eddy_diffusivity_chemical, grain_size=pm.grain_size,
         buoyancy_mixture=1.0 if pm.separation_buoyancy == "mixture" else 0.0,
         phi_rheo=pm.rheological_transition_melt_fraction, phi_width=pm.rheological_transition_width,
+        mixing_onset_width=en.mixing_onset_width,
     )
     boundary = physics.BoundaryParams(
         surface_value=bc.outer_boundary_value, T_eq=bc.equilibrium_temperature, emissivity=bc.emissivity,
