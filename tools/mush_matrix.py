@@ -12,7 +12,7 @@ g = (S - S_sol)/(S_liq - S_sol) of a cell whose entropy is below both neighbours
 (``g_min_local``; a cell drained through a face by a two-phase flux it cannot feed). The
 two-phase fluxes vanish once the cell they draw from is ~19 smoothing widths below its
 solidus, so ``g_min_local`` >= -20 * matprop_smooth_width (-0.2 at the default 0.01);
-before the gate a freezing base reached g = -2.5 (3,200 K below the cell above).
+before the gate a freezing base reached g = -0.94 (3,300 K below the cell above).
 
     python tools/mush_matrix.py                       # every case (minutes)
     python tools/mush_matrix.py --fast                # the cases of the test suite

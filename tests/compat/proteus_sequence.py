@@ -160,6 +160,12 @@ CALLS = [
     (1.0, 8.0e4, 295.0, 1.0 - 5e-4, 1.0 + 7e-4, None, False),
 ]
 
+#: ``--freeze``: after CALLS, PROTEUS's coupled calls at a fixed atmosphere flux through the
+#: crystallisation of the base (issue "Through the mush", case 1): F_atm [W/m2] and T_eqm [K]
+#: fixed, the planet at HF_ROW0, no tides, dt doubling from ``dt0`` [yr] up to ``dt_max``,
+#: until Phi_global < ``phi_stop`` or ``max_calls`` calls.
+FREEZE = {"F_atm": 1.0e4, "T_eqm": 280.0, "dt0": 10.0, "dt_max": 10240.0, "phi_stop": 0.5, "max_calls": 60}
+
 #: SolverOutput fields PROTEUS reads (run_solver, _build_helpfile_output, _estimate_T_pot,
 #: _write_output_ncdf).
 PROTEUS_OUTPUT_FIELDS = (
@@ -251,12 +257,13 @@ class Sequence:
 
     def __init__(self, mode: str, backend: str, eos_dir, lookup_dir, melting_dir, workdir,
                  num_levels: int | None = None, reject_first_attempt: bool = True,
-                 tsurf_init: float | None = None, structure: str = "dummy"):
+                 tsurf_init: float | None = None, structure: str = "dummy", freeze: bool = False):
         if mode not in ("const", "table"):
             raise ValueError(f"mode must be const or table, got {mode!r}")
         if structure not in ("dummy", "zalmoxis"):
             raise ValueError(f"structure must be dummy or zalmoxis, got {structure!r}")
         self.structure = structure
+        self.freeze = bool(freeze)
         if backend not in ("jax", "numpy"):
             raise ValueError(f"backend must be jax or numpy, got {backend!r}")
         self.mode, self.backend = mode, backend
@@ -826,6 +833,21 @@ class Sequence:
         self.hf_row["T_cmb"] = float(out.T_core)
         return out
 
+    def freeze_calls(self):
+        """Coupled calls at the fixed flux of :data:`FREEZE` until the mantle is half frozen."""
+        self.hf_row.update(F_atm=FREEZE["F_atm"], T_eqm=FREEZE["T_eqm"], R_int=HF_ROW0["R_int"],
+                           gravity=HF_ROW0["gravity"])
+        self.tides = np.zeros(1)
+        dt = FREEZE["dt0"]
+        for i in range(1, FREEZE["max_calls"] + 1):
+            self._at(f"freeze call {i}")
+            self.write_structure()
+            self.setup_or_update_solver(dt)
+            out = self.coupled_call(f"freeze{i}", dt)
+            if int(out.status) < 0 or float(out.Phi_global) < FREEZE["phi_stop"]:
+                break
+            dt = min(2.0 * dt, FREEZE["dt_max"])
+
     # ------------------------------------------------------------------ the run
     def run(self) -> dict:
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -877,6 +899,9 @@ class Sequence:
                 reject = (1,) if (retry and self.reject_first_attempt) else ()
                 self.coupled_call(f"call{i}" + ("-retry" if retry else ""), dt, reject)
 
+            if self.freeze:
+                self.freeze_calls()
+
             self._at("final get_state")
             final = self.solver.get_state()
             self.record["final_state"] = {
@@ -904,11 +929,11 @@ class Sequence:
 
 def run_sequence(mode="table", backend="numpy", eos_dir=None, lookup_dir=None, melting_dir=None,
                  workdir=None, num_levels=None, return_solver=False, tsurf_init=None,
-                 structure="dummy"):
+                 structure="dummy", freeze=False):
     """Run the sequence in this process; returns the JSON-able record (and the solver)."""
     workdir = workdir or tempfile.mkdtemp(prefix="proteus_seq_")
     seq = Sequence(mode, backend, eos_dir, lookup_dir, melting_dir, workdir, num_levels,
-                   tsurf_init=tsurf_init, structure=structure)
+                   tsurf_init=tsurf_init, structure=structure, freeze=freeze)
     record = seq.run()
     record = _jsonable(record)
     return (record, seq.solver) if return_solver else record
@@ -932,6 +957,9 @@ def main(argv=None) -> int:
     ap.add_argument("--structure", choices=("dummy", "zalmoxis"), default="dummy",
                     help="dummy: Adams-Williamson mesh (eos_method 1); zalmoxis: a structure "
                          "file rewritten before every call and re-read by reset() (eos_method 2)")
+    ap.add_argument("--freeze", action="store_true",
+                    help="after the calls, continue at a fixed flux until the base has frozen and "
+                         "Phi_global < %g (FREEZE)" % FREEZE["phi_stop"])
     ap.add_argument("--out", default=None, help="JSON output (default: stdout)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -949,7 +977,8 @@ def main(argv=None) -> int:
         ap.error("--lookup-dir and --melting-dir are required (or --prepare ROOT)")
     workdir = args.workdir or tempfile.mkdtemp(prefix="proteus_seq_")
     seq = Sequence(args.mode, args.backend, args.eos_dir, args.lookup_dir, args.melting_dir,
-                   workdir, args.nodes, tsurf_init=args.tsurf, structure=args.structure)
+                   workdir, args.nodes, tsurf_init=args.tsurf, structure=args.structure,
+                   freeze=args.freeze)
     rc = 0
     try:
         seq.run()

@@ -76,13 +76,17 @@ from aragog.physics._rhs import (
 from aragog.physics._transport import (
     conductive_flux,
     convective_flux,
+    donor_cell_weight,
     eddy_diffusivity,
     gravitational_separation_flux,
     material_state,
     mixing_flux,
+    melt_weight,
     mixing_length_diffusivity,
+    mixing_onset_drive,
     mush_weight,
     permeability,
+    phase_boundary_gradient,
     porosity,
     thermal_eddy_diffusivity,
 )
@@ -147,5 +151,9 @@ __all__ = [
     "permeability",
     "gravitational_separation_flux",
     "mush_weight",
+    "melt_weight",
+    "donor_cell_weight",
+    "phase_boundary_gradient",
+    "mixing_onset_drive",
     "mixing_flux",
 ]
