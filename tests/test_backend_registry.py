@@ -105,7 +105,8 @@ def test_integrate_dispatches_through_backends(monkeypatch, method, name):
     res = integrate(problem, [0.0, 1.0], np.ones(2), method=method, rtol=1e-7, nonlin_conv_coef=0.01)
     assert res.integrator == "recorded"
     assert calls == [dict(rtol=1e-7, atol=1e-9, max_steps=5000, event=None, linsolver="band",
-                          first_step=None, max_step=None, nonlin_conv_coef=0.01, warm=None)]
+                          first_step=None, max_step=None, nonlin_conv_coef=0.01, newton_check=None,
+                          warm=None)]
 
 
 def test_cvode_fallback_goes_through_backends(monkeypatch):

@@ -15,7 +15,7 @@ Only caller mistakes (wrong ``y0`` length, unsorted ``t_eval``, unknown method) 
 
 The implementation modules are private (``_common``, ``_band``, ``_cvode``,
 ``_cvode_warm``, ``_sundials``, ``_scipy_ivp``); their public names are re-exported here:
-import them from ``aragog.solver.backends``. ``NONLIN_CONV_COEF`` (CVODE) and
+import them from ``aragog.solver.backends``. ``NONLIN_CONV_COEF``, ``NEWTON_CHECK`` (CVODE) and
 ``SPARSE_THRESHOLD`` (scipy) import their back end on first use, so that importing this
 package stays light.
 """
@@ -53,6 +53,7 @@ __all__ = [
     "CallbackFailure",
     "WarmStart",
     "NONLIN_CONV_COEF",
+    "NEWTON_CHECK",
     "SPARSE_THRESHOLD",
     "BandConverter",
     "band_indices",
@@ -63,6 +64,7 @@ __all__ = [
 # public names of the back ends that import on first use (scipy, the CVODE binding)
 _LAZY = {
     "NONLIN_CONV_COEF": "aragog.solver.backends._cvode",
+    "NEWTON_CHECK": "aragog.solver.backends._cvode",
     "SPARSE_THRESHOLD": "aragog.solver.backends._scipy_ivp",
 }
 
@@ -78,19 +80,20 @@ logger = logging.getLogger("aragog.solver.backends")
 
 
 def _cvode(problem, t_eval, y0, *, rtol, atol, max_steps, event, linsolver, first_step, max_step,
-           nonlin_conv_coef, warm) -> IntegrationResult:
+           nonlin_conv_coef, newton_check, warm) -> IntegrationResult:
     from aragog.solver.backends._cvode import integrate_cvode
 
     extra = {} if nonlin_conv_coef is None else {"nonlin_conv_coef": float(nonlin_conv_coef)}
     return integrate_cvode(
         problem, t_eval, y0, rtol=rtol, atol=atol, max_steps=max_steps, event=event,
-        linsolver=linsolver, first_step=first_step, max_step=max_step, warm=warm, **extra,
+        linsolver=linsolver, first_step=first_step, max_step=max_step, warm=warm,
+        verify_newton=newton_check, **extra,
     )
 
 
 def _scipy(name: str) -> Backend:
     def run(problem, t_eval, y0, *, rtol, atol, max_steps, event, linsolver, first_step, max_step,
-            nonlin_conv_coef, warm) -> IntegrationResult:
+            nonlin_conv_coef, newton_check, warm) -> IntegrationResult:
         # scipy imports on first use, so that importing this package stays light
         from aragog.solver.backends._scipy_ivp import integrate_scipy
 
@@ -151,6 +154,7 @@ def integrate(
     first_step: float | None = None,
     max_step: float | None = None,
     nonlin_conv_coef: float | None = None,
+    newton_check: bool | None = None,
     warm=None,
 ) -> IntegrationResult:
     """Integrate ``dy/dt = f(t, y)`` from ``t_eval[0]`` and report at every ``t_eval``.
@@ -176,6 +180,9 @@ def integrate(
         nonlin_conv_coef: CVODE only: its nonlinear convergence coefficient (``None``:
             :data:`NONLIN_CONV_COEF`, 1e-3; CVODE's own
             default, 0.1, returns wrong states on this package's problems).
+        newton_check: CVODE only: check every accepted Newton iterate by one more residual
+            and correction (one RHS and one band solve per step; docs/solver.md,
+            "Integrator accuracy"). ``None``: :data:`NEWTON_CHECK`.
         warm: CVODE only: a :class:`WarmStart` that keeps the
             CVODE memory from one call to the next, so that a call continuing the last
             one (same start time as its end, same state) can continue CVODE's step size,
@@ -225,5 +232,5 @@ def integrate(
     return BACKENDS[name](
         problem, t_eval, y0, rtol=rtol, atol=atol, max_steps=max_steps, event=event,
         linsolver=linsolver, first_step=first_step, max_step=max_step,
-        nonlin_conv_coef=nonlin_conv_coef, warm=warm,
+        nonlin_conv_coef=nonlin_conv_coef, newton_check=newton_check, warm=warm,
     )

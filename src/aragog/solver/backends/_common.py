@@ -52,7 +52,7 @@ class Backend(Protocol):
     :func:`aragog.solver.backends.integrate` checks the arguments, resolves the method name
     and the CVODE fallback, then calls the back end with every option as a keyword; a back
     end ignores the options it has no use for (the scipy back ends: ``linsolver``,
-    ``nonlin_conv_coef``, ``warm``) and returns an :class:`IntegrationResult` whose
+    ``nonlin_conv_coef``, ``newton_check``, ``warm``) and returns an :class:`IntegrationResult` whose
     ``integrator`` is its name in ``BACKENDS``.
     """
 
@@ -70,6 +70,7 @@ class Backend(Protocol):
         first_step: float | None,
         max_step: float | None,
         nonlin_conv_coef: float | None,
+        newton_check: bool | None,
         warm: Any,
     ) -> "IntegrationResult": ...
 

@@ -41,7 +41,7 @@ from aragog.solver.backends._sundials import FLAG_MESSAGES, FLAG_REASONS
 from aragog.solver.backends._common import CallbackFailure, CallbackGuard, IntegrationResult
 from aragog.solver.backends._cvode_warm import WARM_JUMP_TOL, WarmStart, _Signature, _warm_begin
 
-__all__ = ["integrate_cvode", "WarmStart", "FLAG_MESSAGES", "FLAG_REASONS", "NONLIN_CONV_COEF",
+__all__ = ["integrate_cvode", "WarmStart", "FLAG_MESSAGES", "FLAG_REASONS", "NONLIN_CONV_COEF", "NEWTON_CHECK",
            "WARM_JUMP_TOL"]
 
 logger = logging.getLogger("aragog.solver.backends.cvode")
@@ -62,6 +62,9 @@ MAX_NEWTON_ITERS = 4
 #: accepted iterate after this many failures lets the step through (counted as
 #: ``NewtonChecksRelaxed``); the check stays on for every other step.
 MAX_CHECK_REJECTS = 3
+#: Whether the accepted Newton iterate is checked by default (``integrate(...,
+#: newton_check=None)``); docs/solver.md, "Integrator accuracy".
+NEWTON_CHECK = True
 _NLS_CONTINUE = 901  # SUN_NLS_CONTINUE
 
 
@@ -361,7 +364,7 @@ def integrate_cvode(
     max_order: int | None = None,
     stop_at_end: bool = True,
     nonlin_conv_coef: float = NONLIN_CONV_COEF,
-    verify_newton: bool = True,
+    verify_newton: bool | None = None,
     warm: WarmStart | None = None,
 ) -> IntegrationResult:
     """Integrate with CVODE; see :func:`aragog.solver.backends.integrate` for the arguments.
@@ -378,6 +381,8 @@ def integrate_cvode(
     (``None``: a fresh memory, freed at the end).
     """
     wall0 = time.perf_counter()
+    if verify_newton is None:
+        verify_newton = NEWTON_CHECK
     if linsolver not in ("band", "dense"):
         raise ValueError(f"integrate: linsolver must be 'band' or 'dense', got {linsolver!r}")
     lib = sd.load_library()  # availability is checked by the caller
