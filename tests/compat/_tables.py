@@ -98,6 +98,25 @@ def make_lookup_dirs(root) -> tuple[Path, Path]:
     return lookup, melting
 
 
+def melting_from_table_set(eos_dir, melting) -> Path:
+    """Write ``melting/{solidus,liquidus}_P-T.dat`` from the P-S phase boundaries of the
+    table set ``eos_dir``: T_sol(P) = T(P, S_sol(P)), T_liq(P) = T(P, S_liq(P)) (the mixed
+    temperature is the phase's own there), so a sequence run on another table set (a SPIDER
+    set) gets melting curves consistent with its tables instead of the bundled model's."""
+    from aragog.eos.entropy import EntropyEOS
+
+    eos = EntropyEOS(eos_dir)
+    melting = Path(melting)
+    melting.mkdir(parents=True, exist_ok=True)
+    P = np.linspace(eos.P_min, eos.P_max, 200)
+    for name, boundary in (("solidus", eos.solidus_entropy), ("liquidus", eos.liquidus_entropy)):
+        S = np.asarray(boundary(P), dtype=float)
+        T = np.asarray(eos.temperature(P, S), dtype=float)
+        np.savetxt(melting / f"{name}_P-T.dat", np.column_stack([P, T]), header="pressure temperature",
+                   comments="#")
+    return melting
+
+
 def prepare(root) -> dict[str, str]:
     """All inputs under ``root``; returns the paths as strings (CLI arguments)."""
     root = Path(root)
