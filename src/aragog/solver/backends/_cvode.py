@@ -54,14 +54,6 @@ logger = logging.getLogger("aragog.solver.backends.cvode")
 NONLIN_CONV_COEF = 1e-3
 #: Newton iterations per attempt (CVODE's default is 3).
 MAX_NEWTON_ITERS = 4
-#: Consecutive failed checks after which the checked Newton test accepts CVODE's own verdict
-#: once. Where a node sits on a switch of the right-hand side with an unbounded slope (the
-#: mixing flux ~ |dS/dr|^(1/2) in the mush, a checkerboard of cells in equal pairs), the
-#: Newton iterates can cycle around the switch with a step that never falls below the
-#: tolerance: every check fails, CVODE cuts the step to nothing and the solve fails. One
-#: accepted iterate after this many failures lets the step through (counted as
-#: ``NewtonChecksRelaxed``); the check stays on for every other step.
-MAX_CHECK_REJECTS = 3
 #: Whether the accepted Newton iterate is checked by default (``integrate(...,
 #: newton_check=None)``); docs/solver.md, "Integrator accuracy".
 NEWTON_CHECK = True
@@ -128,7 +120,7 @@ class _Run:
             self.jac_buf = np.zeros((n, n))
             self.LS = lib.SUNLinSol_Dense(self.y, self.A, self.ctx)
         self.nls = self.residual = None
-        self.n_verified = self.n_unconverged = self.n_relaxed = self._rejects = 0
+        self.n_verified = self.n_unconverged = 0
         self.log: _SundialsLog | None = None
         self.memo: tuple | None = None  # (t, y, f): the answer of the next rhs call at (t, y)
         # CVODE's last successful rhs call (t, y, f): at the end of an integration, the one
@@ -231,14 +223,10 @@ class _Run:
             return flag
         self.n_verified += 1
         if self.lib.N_VWrmsNorm(res, ewt) <= tol:
-            self._rejects = 0
             return 0
+        # Never accept an unconverged iterate: Newton goes on, or fails and CVODE retries
+        # with a new Jacobian or a smaller step (docs/solver.md, "Integrator accuracy").
         self.n_unconverged += 1
-        self._rejects += 1
-        if self._rejects > MAX_CHECK_REJECTS:
-            self._rejects = 0
-            self.n_relaxed += 1
-            return 0
         return _NLS_CONTINUE
 
     # ------------------------------------------------------------------ counters
@@ -256,7 +244,6 @@ class _Run:
         if self.nls:
             info["NewtonChecks"] = self.n_verified
             info["NewtonChecksFailed"] = self.n_unconverged
-            info["NewtonChecksRelaxed"] = self.n_relaxed
         return info
 
     def current(self, name: str) -> float:
@@ -465,7 +452,7 @@ def integrate_cvode(
             mode, before = "fallback", {"NumSteps": -first_steps}
             t_out, y_out, flag, t_ret = _march(run, t_eval, y0)
         info = run.counters()
-        for name in list(sd.COUNTERS) + ["NewtonChecks", "NewtonChecksFailed", "NewtonChecksRelaxed"]:
+        for name in list(sd.COUNTERS) + ["NewtonChecks", "NewtonChecksFailed"]:
             if name in info and name in before:
                 info[name] -= before[name]
         if warm is not None:

@@ -170,7 +170,6 @@ def _warm_begin(warm: WarmStart, guard: CallbackGuard, t_eval, y0, signature, rt
         flag = lib.CVodeReInit(run.mem, t0, run.y)
         if flag != 0:
             raise ValueError(f"CVodeReInit returned {flag}")
-        run._rejects = 0
         if f_new is not None:
             run.memo = (t0, y0.copy(), f_new)
     if signature.tstop and t_end != t0:
