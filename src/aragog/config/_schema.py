@@ -214,7 +214,7 @@ _ENERGY = {
     "eddy_diffusivity_chemical": _any("- or m²/s", "chemical eddy diffusivity factor "
                                       "(<= 0: constant, minus this value in m²/s)", 1.0),
     "mixing_onset_width": _nonneg("-", "width w of the mixing onset: the chemical eddy diffusivity "
-                                  "follows a drive Δ²/(Δ + w|c|), c the phase-boundary entropy "
+                                  "follows a drive Δ³/(Δ + w|c|)², c the phase-boundary entropy "
                                   "gradient (0: the plain mixing-length law)", 1.0e-3),
     "phi_step_cap": _frac("stop a solve when the global melt fraction changed by this much "
                           "(0: off)", 0.0),

@@ -126,7 +126,7 @@ class TransportParams:
     phi_rheo, phi_width [-]: rheological transition (centre, width) of the floor weight;
         pass the same values as ``MaterialParams.phi_rheo/phi_width``.
     mixing_onset_width [-]: w of the ramped drive of the chemical eddy diffusivity,
-        Δ²/(Δ + w |c|) (``physics.mixing_onset_drive``; 0: the plain mixing-length law).
+        Δ³/(Δ + w |c|)² (``physics.mixing_onset_drive``; 0: the plain mixing-length law).
     """
 
     kappah_floor: Any = 10.0

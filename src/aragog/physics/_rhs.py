@@ -161,7 +161,7 @@ def _cmb_from_first_interior(kappa_h):
     return jnp.concatenate([kappa_h[1:2], kappa_h[1:]])
 
 
-def _node_fluxes(st, S_b, dSdr_b, inputs, options, st_c=None, S_c=None) -> _Fluxes:
+def _node_fluxes(st, S_b, dSdr_b, st_c, S_c, inputs, options) -> _Fluxes:
     """The four flux laws at all basic nodes [W/m2]; switched-off terms are zeros.
 
     ``st`` (N+1,) phase state at the basic nodes; ``st_c``, ``S_c`` (N,) the cells' phase
@@ -173,8 +173,8 @@ def _node_fluxes(st, S_b, dSdr_b, inputs, options, st_c=None, S_c=None) -> _Flux
     dPdr = -mesh.rho_basic * mesh.g_basic  # hydrostatic: dP/dr = -ρ_static g
     jcond = tr.conductive_flux(st, dSdr_b, dPdr) if options.conduction else zero
     two_phase = not options.constant_properties  # constant mode has no mush
-    kappa = tr.mixing_length_diffusivity(st, dSdr_b, mesh.g_basic, mesh.mixing_length_basic) if options.convection else None
     if options.convection:
+        kappa = tr.mixing_length_diffusivity(st, dSdr_b, mesh.g_basic, mesh.mixing_length_basic)
         kappa_h = tr.thermal_eddy_diffusivity(st, kappa, dSdr_b, tp)
         if options.core_bc in ("energy_balance", "gradient"):
             kappa_h = _cmb_from_first_interior(kappa_h)
@@ -278,7 +278,7 @@ def thermal_stage(t, s: StructureState, inputs: PhysicsInputs, options: PhysicsO
     st_c, st_b = s.split()
     t_seconds = jnp.asarray(t, dtype=jnp.float64) * sc.t
 
-    fluxes = _node_fluxes(st_b, S_b, dSdr_b, inputs, options, st_c, S)
+    fluxes = _node_fluxes(st_b, S_b, dSdr_b, st_c, S, inputs, options)
     F_laws = fluxes.jcond + fluxes.jconv + fluxes.jgrav + fluxes.jmix
     H, H_radio, H_tidal = cell_heating(t_seconds, inputs.heating, n, options.radionuclides, options.tidal)
     A, V = mesh.area_basic, mesh.volume_stag
