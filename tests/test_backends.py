@@ -164,6 +164,42 @@ def test_event_zero_at_start_is_ignored(method):
     assert res.status == 0, res.message
 
 
+# --------------------------------------------------------------------------- step trace
+@pytest.mark.parametrize("method", BACKENDS)
+def test_trace_returns_the_steps_and_changes_nothing(method):
+    """``trace=True``: the same steps and, bitwise, the same outputs (CVODE steps with
+    CV_ONE_STEP and interpolates at the outputs as CV_NORMAL does; its first step size
+    depends on the first output time, which both pass); the trace starts at t_0, has one
+    node per step, increases strictly, ends at the end time and lies on the solution."""
+    k = 2.0
+    t_eval = np.linspace(0.0, 3.0, 7)
+    plain = integrate(decay_problem(k), t_eval, np.ones(3), method=method, rtol=1e-9, atol=1e-12)
+    traced = integrate(decay_problem(k), t_eval, np.ones(3), method=method, rtol=1e-9, atol=1e-12, trace=True)
+    assert plain.trace is None and traced.status == 0, traced.message
+    np.testing.assert_array_equal(traced.y, plain.y)
+    assert traced.nsteps == plain.nsteps
+    t, y = traced.trace
+    assert t.shape == (traced.nsteps + 1,) and y.shape == (t.size, 3)
+    assert t[0] == 0.0 and t[-1] == 3.0 and np.all(np.diff(t) > 0)
+    np.testing.assert_allclose(y[:, 0], np.exp(-k * t), rtol=1e-7, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", BACKENDS)
+def test_trace_keeps_max_steps_and_events(method):
+    """The trace ends where the integration ended: at the event, or at the step where
+    ``max_steps`` (steps between two outputs, as CV_NORMAL counts them) ran out."""
+    capped = integrate(decay_problem(), [0.0, 10.0], np.ones(3), method=method,
+                       rtol=1e-10, atol=1e-12, max_steps=5, trace=True)
+    assert capped.status < 0 and capped.reason == "max_steps", capped.message
+    assert "too many steps (max_steps = 5)" in capped.message
+    assert capped.trace[0].size == 6 and capped.trace[0][-1] == pytest.approx(capped.t_failure)
+    ev = integrate(decay_problem(2.0), np.linspace(0.0, 3.0, 7), np.ones(3), method=method,
+                   rtol=1e-10, atol=1e-12, event=lambda t, y: y[0] - 0.5, trace=True)
+    assert ev.status == 1
+    assert ev.trace[0][-1] == ev.t_event and np.array_equal(ev.trace[1][-1], ev.y_event)
+    assert np.all(ev.trace[0][:-1] < ev.t_event)
+
+
 # --------------------------------------------------------------------------- failures
 def _problem(rhs, jac=None, n=3):
     return OdeProblem.from_functions(rhs, jac, n, 0, 0, jac_layout="band")

@@ -156,13 +156,13 @@ def test_failed_continuation_falls_back_to_a_cold_start(monkeypatch):
     real = cvode._march
     calls = []
 
-    def march(run, t_eval, y0):
+    def march(run, t_eval, y0, max_steps, trace):
         continued = run.counters().get("NumSteps", 0) > 0
         calls.append(continued)
         if continued:  # the continued history "fails" after the first output
-            t_out, y_out, _, _ = real(run, t_eval[:2], y0)
+            t_out, y_out, _, _ = real(run, t_eval[:2], y0, max_steps, trace)
             return t_out, y_out, -3, float(t_eval[1])
-        return real(run, t_eval, y0)
+        return real(run, t_eval, y0, max_steps, trace)
 
     ws = cvode.WarmStart()
     y0 = np.linspace(1.0, 2.0, N)

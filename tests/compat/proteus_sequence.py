@@ -166,6 +166,12 @@ CALLS = [
 #: until Phi_global < ``phi_stop`` or ``max_calls`` calls.
 FREEZE = {"F_atm": 1.0e4, "T_eqm": 280.0, "dt0": 10.0, "dt_max": 10240.0, "phi_stop": 0.5, "max_calls": 60}
 
+#: the per-call energies PROTEUS's coupler sums (``_populate_energy_residual``): the budget
+#: ``step_dE_state_heat_J = step_dE_F_int_J + step_dE_F_cmb_J + step_dE_Q_radio_J +
+#: step_dE_Q_tidal_J`` of each call [J]
+ENERGY_FIELDS = ("step_dE_F_int_J", "step_dE_F_cmb_J", "step_dE_Q_radio_J", "step_dE_Q_tidal_J",
+                 "step_dE_state_heat_J", "step_solver_residual_J")
+
 #: SolverOutput fields PROTEUS reads (run_solver, _build_helpfile_output, _estimate_T_pot,
 #: _write_output_ncdf).
 PROTEUS_OUTPUT_FIELDS = (
@@ -795,10 +801,13 @@ class Sequence:
             "jit_stats": _jit_stats(self.solver),
             "jax_factory_calls": getattr(self.solver, "_jax_factory_call_count", None),
         }
-        for name in ("M_mantle", "F_cmb", "Q_radio_total", "Q_tidal_total", "E_th", "RF_depth"):
+        for name in ("M_mantle", "F_cmb", "Q_radio_total", "Q_tidal_total", "E_th", "RF_depth", "Cp_eff",
+                     "E_state", "E_state_cons", *ENERGY_FIELDS):
             v = getattr(out, name, None)
             rec[name] = None if v is None else _jsonable(np.asarray(v, dtype=float).item()
                                                          if np.ndim(v) == 0 else None)
+        r_basic = getattr(out, "r_basic", None)
+        rec["r_basic0"] = None if r_basic is None else float(np.asarray(r_basic, dtype=float).ravel()[0])
         for name in ("heat_flux", "eddy_diff", "jcond_b", "jconv_b", "jgrav_b", "jmix_b", "dSdr_b"):
             v = getattr(out, name, None)  # the two bottom and the top basic nodes (diagnostics)
             v = None if v is None else np.asarray(v, dtype=float).ravel()

@@ -56,7 +56,7 @@ def _bilinear(flat, n_p, cp_, cs_):
 
 
 class NumpyEOS:
-    """T(P, S) [K] and ρ(P, S) [kg/m3] of the solver's EOS, in NumPy.
+    """T(P, S) [K], ρ(P, S) [kg/m3] and c_p(P, S) [J/kg/K] of the solver's EOS, in NumPy.
 
     Args:
         eos: the ``PhysicsInputs.eos`` leaf: an :class:`aragog.eos.EOSTables` (two-phase
@@ -72,8 +72,8 @@ class NumpyEOS:
             self.rho, self.cp, self.T_ref, self.S_ref = (float(f(getattr(eos, k))) for k in ("rho", "cp", "T_ref", "S_ref"))
             self.anchor = (0.0, self.S_ref)
             return
-        self.melt = {k: f(getattr(eos.melt, k)) for k in ("P", "S", "T", "rho")}
-        self.solid = {k: f(getattr(eos.solid, k)) for k in ("P", "S", "T", "rho")}
+        self.melt = {k: f(getattr(eos.melt, k)) for k in ("P", "S", "T", "rho", "cp")}
+        self.solid = {k: f(getattr(eos.solid, k)) for k in ("P", "S", "T", "rho", "cp")}
         self.sol = (f(eos.solidus.P), f(eos.solidus.S))
         self.liq = (f(eos.liquidus.P), f(eos.liquidus.S))
         # searches and flat tables for the evaluation (the dicts above stay the plain arrays)
@@ -81,7 +81,7 @@ class NumpyEOS:
                                                        ("sP", self.solid["P"]), ("sS", self.solid["S"]),
                                                        ("sol", self.sol[0]), ("liq", self.liq[0]))}
         self._flat = {(ph, k): np.ascontiguousarray(d[k]).ravel() for ph, d in (("m", self.melt), ("s", self.solid))
-                      for k in ("T", "rho")}
+                      for k in ("T", "rho", "cp")}
         self._np = {"m": self.melt["P"].size, "s": self.solid["P"].size}
         self.w = float(smooth_width)
         #: (P_a, S_a): where the enthalpy is 0 (the table corner)
@@ -103,12 +103,12 @@ class NumpyEOS:
         return self.evaluate(P, S, ("rho",))[0]
 
     def evaluate(self, P, S, keys=("T", "rho")) -> tuple:
-        """The quantities ``keys`` ("T" [K], "rho" [kg/m3]) at (P, S), in that order; only
-        the tables of those quantities are read."""
+        """The quantities ``keys`` ("T" [K], "rho" [kg/m3], "cp" [J/kg/K]) at (P, S), in that
+        order; only the tables of those quantities are read (and T's for the mixed c_p)."""
         P, S = np.broadcast_arrays(np.asarray(P, dtype=np.float64), np.asarray(S, dtype=np.float64))
         if self.constant:
             values = {"T": lambda: self.T_ref * np.exp((S - self.S_ref) / self.cp),
-                      "rho": lambda: np.full(S.shape, self.rho)}
+                      "rho": lambda: np.full(S.shape, self.rho), "cp": lambda: np.full(S.shape, self.cp)}
             return tuple(values[k]() for k in keys)
         ax, flat, n_p = self._ax, self._flat, self._np
 
@@ -130,9 +130,13 @@ class NumpyEOS:
         W = np.where(melt_side, 1.0 - 0.5 * (1.0 + th), 0.5 * (1.0 + th))
         out = []
         for key in keys:
-            liq, sol = table("m", key, cp_m, cs_liq), table("s", key, cp_s, cs_sol)
-            # T mixes linearly in the melt fraction, 1/rho (specific volume) too
-            mix = phi * liq + (1.0 - phi) * sol if key == "T" else 1.0 / (phi / liq + (1.0 - phi) / sol)
+            if key == "cp":  # the mush's c_p = ΔS_fus / ΔT_fus × the mean phase-boundary T
+                T_liq, T_sol = table("m", "T", cp_m, cs_liq), table("s", "T", cp_s, cs_sol)
+                mix = (S_liq - S_sol) / (T_liq - T_sol) * 0.5 * (T_liq + T_sol)
+            else:
+                liq, sol = table("m", key, cp_m, cs_liq), table("s", key, cp_s, cs_sol)
+                # T mixes linearly in the melt fraction, 1/rho (specific volume) too
+                mix = phi * liq + (1.0 - phi) * sol if key == "T" else 1.0 / (phi / liq + (1.0 - phi) / sol)
             one = np.where(melt_side, table("m", key, cp_m, cs_m), table("s", key, cp_s, cs_s))
             out.append(W * mix + (1.0 - W) * one)
         return tuple(out)

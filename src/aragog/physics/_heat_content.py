@@ -4,7 +4,7 @@ These need T(P, S) and ρ(P, S) away from the (P, S) points of the mesh's state,
 quadrature points. Inside a compiled program that would be a second EOS evaluation (it
 doubled the "diagnostics" compile time, 6.6 s -> 14 s on the demo); the EOS blend is
 cheap in NumPy instead. :class:`NumpyEOS` mirrors :func:`aragog.eos.evaluate_phase` and
-:func:`aragog.eos.evaluate_constant` for T and ρ only (same cell search, same
+:func:`aragog.eos.evaluate_constant` for T, ρ and c_p only (same cell search, same
 ``(1 - t) a + t b`` interpolation, same blend; tests/test_energy_budget.py checks it
 against the JAX evaluator to rounding).
 
@@ -21,6 +21,8 @@ Definitions (SI units; N cells at the static pressures P_i, volumes V_i):
   (anchor (0, S_ref)). The two-phase EOS is not exactly thermodynamically consistent in
   the mush (T and ρ are separate blends), so there dh ≠ T dS + dP/ρ along other paths:
   an enthalpy difference is a monitor, not what the entropy equation conserves.
+* core temperature change along the CMB entropy (:func:`core_temperature_change`):
+  ∫ T(P, s)/c_p(P, s) ds at the CMB pressure.
 * heat content change of cell i between entropies S0_i and S1_i [J] (upstream
   ``_step_heat_content``): V_i ∫_{S0_i}^{S1_i} ρ(P_i, s) T(P_i, s) ds. The entropy
   equation ρ_i T_i V_i dS_i/dt = (F A)_i - (F A)_{i+1} + ρ_i H_i V_i makes the sum over
@@ -36,7 +38,7 @@ import numpy as np
 
 from aragog.eos._host import NumpyEOS as HostEOS
 
-__all__ = ["NumpyEOS", "specific_enthalpy", "heat_content_change", "compression_work",
+__all__ = ["NumpyEOS", "specific_enthalpy", "heat_content_change", "core_temperature_change", "compression_work",
            "gauss_panels", "GAUSS_POINTS"]
 
 #: Gauss-Legendre points per panel of every composite rule here (exact for degree 7).
@@ -59,7 +61,7 @@ def gauss_panels(a, b, n_panels: int):
 
 
 class NumpyEOS(HostEOS):
-    """:class:`aragog.eos._host.NumpyEOS` (T and ρ in NumPy) with the enthalpy's cached
+    """:class:`aragog.eos._host.NumpyEOS` (T, ρ and c_p in NumPy) with the enthalpy's cached
     isobar integrals."""
 
     def isobar_integrals(self, n_panels: int):
@@ -103,6 +105,18 @@ def heat_content_change(eos: NumpyEOS, P, V, S0, S1, n_panels: int = 32):
     x, w = gauss_panels(S0, S1, n_panels)
     T, rho = eos(np.asarray(P, dtype=np.float64)[:, None], x)
     return np.asarray(V, dtype=np.float64) * np.sum(w * rho * T, axis=-1)
+
+
+def core_temperature_change(eos: NumpyEOS, P, S0, S1, n_panels: int = 32) -> float:
+    """∫_{S0}^{S1} T(P, s) / c_p(P, s) ds [K] at one pressure P [Pa]: the temperature change
+    of the core whose CMB entropy goes from S0 to S1 [J/kg/K] (the core follows the CMB
+    entropy as dT = (T/c_p) dS with the EOS's T and c_p; docs/physics.md, "Boundary
+    conditions", CMB "energy_balance" and "quasi_steady"). Times -M_c c_c f it is the energy
+    the core gave the mantle, whatever the path in time (module docstring of
+    :mod:`aragog.solver._budget`)."""
+    x, w = gauss_panels(float(S0), float(S1), n_panels)
+    T, cp = eos.evaluate(np.full(x.shape, float(P)), x, ("T", "cp"))
+    return float(np.sum(w * T / cp))
 
 
 def compression_work(eos: NumpyEOS, P_old, P_new, S, mass, n_panels: int = 4) -> float:

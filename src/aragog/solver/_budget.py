@@ -11,7 +11,13 @@ upstream aragog's definitions, fwl-aragog 26.10.22, ``_compute_step_energy_integ
 ``_step_powers``, ``_step_heat_content``, ``_compute_compression_work``):
 
 * step_dE_F_int_J = -∫ F_N A_N dt (surface), step_dE_F_cmb_J = ∫ F_0 A_0 dt (CMB; F_0 > 0
-  out of the core), with the boundary fluxes the entropy equation used;
+  out of the core), with the boundary fluxes the entropy equation used. Where the state
+  carries the core's energy, step_dE_F_cmb_J is the core's energy change, exact whatever
+  the output times (:func:`cmb_energy`): with core_bc "energy_balance" the core follows the
+  CMB node's entropy S_b0 as M_c c_c f dT = -F_0 A_0 dt with dT = (T/c_p) dS_b0 at the CMB
+  pressure, so ∫ F_0 A_0 dt = -M_c c_c f ∫_{S_b0(t0)}^{S_b0(t1)} T/c_p dS; "quasi_steady"
+  the same with the lowest cell's entropy and pressure; "bower2018" -M_c c_c ΔT_core;
+  "flux" (a constant F_0) is integrated exactly by the quadrature below;
 * step_dE_Q_radio_J, step_dE_Q_tidal_J = ∫ Σ ρ_i V_i H_i dt with the EOS density (the live
   mass: what the entropy equation receives), step_dE_Q_*_cons_J the same with the
   structural mass m_i = mesh.mass_stag;
@@ -32,11 +38,18 @@ upstream aragog's definitions, fwl-aragog 26.10.22, ``_compute_step_energy_integ
   carried entropy and the old structural mass; 0 when the pressures did not change (and
   for the first solve). Informational: not part of the identity above.
 
-Time quadrature: the integrals over [t0, t1] are exact for the piecewise cubic that
-interpolates the powers at the output times (4 neighbouring points per interval, fewer at
-the window's ends and with fewer than 4 outputs): error O(Δt^4) where the powers are
-smooth, so the window's output times must resolve the powers' variation
-(``solver.output_points``).
+Time quadrature (every other power, and the CMB with core_bc "temperature" or "gradient"):
+the integrals over [t0, t1] are exact for the piecewise cubic that interpolates the
+powers at the nodes (4 neighbouring points per interval, fewer at the window's ends and
+with fewer than 4 nodes): error O(Δt^4) where the powers are smooth. The nodes of
+:meth:`EnergyBook.step_fields` are the integrator's own steps (every accepted step's end,
+``integrate(..., trace=True)``) together with the output times, whenever a boundary flux
+is not carried exactly otherwise (:func:`needs_step_trace`: a surface flux that depends on
+the state, or core_bc "temperature" or "gradient"), so a transient between two output
+times is resolved by the steps inside it; otherwise (a prescribed surface flux with any
+other core mode: only the slowly varying source powers are left) the output times. The
+per-output-interval fields of :meth:`EnergyBook.history_fields` use the output times
+(``solver.output_points`` must resolve the powers' variation there).
 """
 
 from __future__ import annotations
@@ -44,9 +57,11 @@ from __future__ import annotations
 import numpy as np
 
 from aragog._jax import jax
-from aragog.physics._heat_content import NumpyEOS, compression_work, heat_content_change, specific_enthalpy
+from aragog.physics._heat_content import (NumpyEOS, compression_work, core_temperature_change, heat_content_change,
+                                          specific_enthalpy)
 
-__all__ = ["STEP_FIELDS", "EnergyBook", "quadrature_weights", "interval_weights", "powers", "power_columns"]
+__all__ = ["STEP_FIELDS", "EnergyBook", "quadrature_weights", "interval_weights", "powers", "power_columns",
+           "cmb_energy", "needs_step_trace"]
 
 #: SolverOutput / FIELD_META names of the per-solve energies [J].
 STEP_FIELDS = ("step_dE_F_int_J", "step_dE_F_cmb_J", "step_dE_Q_radio_J", "step_dE_Q_tidal_J",
@@ -106,6 +121,43 @@ def powers(diags) -> np.ndarray:
     return np.array(rows, dtype=np.float64).reshape(-1, 7)
 
 
+def needs_step_trace(options) -> bool:
+    """Whether a boundary energy of the budget is a time integral of a state-dependent
+    flux (module docstring): then the solver records the integrator's steps for it."""
+    return options.surface_bc != 4 or options.core_bc in ("temperature", "gradient")
+
+
+def _merge_nodes(t_out, y_out, trace):
+    """The output times and the step ends within them (a failed solve's steps beyond its
+    last output are left out), sorted, each time once: ``(t (M,), y (M, n))``."""
+    t_out = np.asarray(t_out, dtype=np.float64)
+    lo, hi = min(t_out[0], t_out[-1]), max(t_out[0], t_out[-1])
+    inside = (trace[0] >= lo) & (trace[0] <= hi)
+    t = np.concatenate([t_out, trace[0][inside]])
+    y = np.concatenate([np.asarray(y_out).reshape(len(t_out), -1), trace[1][inside]])
+    order = np.argsort(t, kind="stable")
+    t, y = t[order], y[order]
+    keep = np.concatenate([[True], np.diff(t) != 0.0])
+    return t[keep], y[keep]
+
+
+def cmb_energy(eos: NumpyEOS, d0, d1, inputs, options, n_panels: int = 32) -> float | None:
+    """∫ F_0 A_0 dt [J] between two states (their ``Diagnostics`` ``d0``, ``d1``) from the
+    core's energy change, for the core modes whose state carries it (module docstring);
+    ``None`` for the others ("flux", "temperature", "gradient")."""
+    mesh, bp = inputs.mesh, inputs.boundary
+    capacity = float(mesh.core_mass) * float(bp.core_cp)  # M_c c_c [J/K]
+    if options.core_bc == "bower2018":  # the T_core slot, dT_core/dt = -F_0 A_0 / (M_c c_c)
+        return -capacity * (float(d1.T_core) - float(d0.T_core))
+    if options.core_bc == "energy_balance":
+        P, S0, S1 = mesh.P_basic[0], d0.S_basic[0], d1.S_basic[0]
+    elif options.core_bc == "quasi_steady":
+        P, S0, S1 = mesh.P_stag[0], d0.S[0], d1.S[0]
+    else:
+        return None
+    return -capacity * float(bp.tfac_core) * core_temperature_change(eos, float(P), float(S0), float(S1), n_panels)
+
+
 def _has_program(bound, name: str) -> bool:
     pair = getattr(bound, "pair", None)
     return pair is not None and name in getattr(pair, "programs", ())
@@ -153,7 +205,7 @@ class EnergyBook:
         return {"E_state": float(np.sum(d.rho * np.asarray(mesh.volume_stag) * h)),
                 "E_state_cons": float(np.sum(np.asarray(mesh.mass_stag) * h))}
 
-    def step_fields(self, records, bind, options, solve_key) -> dict:
+    def step_fields(self, records, bind, options, solve_key, trace=None) -> dict:
         """The :data:`STEP_FIELDS` of the latest solve (zeros before the first solve or for
         an empty window).
 
@@ -163,14 +215,17 @@ class EnergyBook:
             bind: ``bind(inputs)`` -> a bound program set with ``call("diagnostics", t, y)``.
             solve_key: an object that identifies the latest solve (compared with ``is``; the
                 result is cached under it).
+            trace: the latest solve's step ends ``(t (M,), y (M, n))`` (the integrator's
+                ``result.trace``), added to the quadrature nodes; ``None``: output times only.
         """
         if self._step is not None and self._step[0] is solve_key:
             return self._step[1]
         out = dict.fromkeys(STEP_FIELDS, 0.0)
         if records and len(records[-1][0]) >= 2:
-            t, y, inp = records[-1]
+            t_rec, y_rec, inp = records[-1]
             bound = bind(inp)
-            ends = [bound.call("diagnostics", float(t[k]), y[k]) for k in (0, -1)]
+            ends = [bound.call("diagnostics", float(t_rec[k]), y_rec[k]) for k in (0, -1)]
+            t, y = (t_rec, y_rec) if trace is None or len(trace[0]) == 0 else _merge_nodes(t_rec, y_rec, trace)
             if _has_program(bound, "powers"):  # one small array per output time
                 P = np.array([bound.call("powers", float(tk), yk) for tk, yk in zip(t, y)], dtype=np.float64)
             else:  # compile_mode "blocks": from the full diagnostics
@@ -178,7 +233,7 @@ class EnergyBook:
             out.update(self.window_fields(np.asarray(t) * float(inp.scales.t), ends, inp, options, P))
             if len(records) >= 2:
                 out["step_dE_compression_J"] = self._compression(records[-2], records[-1], bind, options)
-            self._totals[float(t[-1])] = out
+            self._totals[float(t_rec[-1])] = out
         self._step = (solve_key, out)
         return out
 
@@ -193,6 +248,9 @@ class EnergyBook:
         dE = heat_content_change(self.eos(inputs, options), np.asarray(mesh.P_stag), np.asarray(mesh.volume_stag),
                                  diags[0].S, diags[-1].S, self.n_heat)
         out["step_dE_state_heat_J"] = float(np.sum(dE))
+        exact = cmb_energy(self.eos(inputs, options), diags[0], diags[-1], inputs, options, self.n_heat)
+        if exact is not None:
+            out["step_dE_F_cmb_J"] = exact
         return {k: float(v) for k, v in out.items()}
 
     def _compression(self, prev, cur, bind, options) -> float:
@@ -227,6 +285,9 @@ class EnergyBook:
             P, V = np.asarray(mesh.P_stag), np.asarray(mesh.volume_stag)
             heat = [float(np.sum(heat_content_change(eos, P, V, a.S, b.S, self.n_heat)))
                     for a, b in zip(diags[:-1], diags[1:])]
+            cmb = [cmb_energy(eos, a, b, inp, options, self.n_heat) for a, b in zip(diags[:-1], diags[1:])]
+            if cmb and cmb[0] is not None:
+                inc[:, _POWER_FIELDS.index("step_dE_F_cmb_J")] = cmb
             for j, k in enumerate(_POWER_FIELDS):
                 out[k][n - n_latest:] = np.concatenate([[0.0], inc[:, j]])
             out["step_dE_state_heat_J"][n - n_latest:] = np.concatenate([[0.0], heat])

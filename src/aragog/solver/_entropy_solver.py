@@ -23,6 +23,7 @@ from aragog.errors import AragogError, ConfigError
 from aragog.solver.backends import METHODS, integrate
 from aragog.solver._budget import EnergyBook
 from aragog.solver._derived import DerivedInputs
+from aragog.solver._budget import needs_step_trace
 from aragog.solver._compile_stats import compile_stats, log_new_compiles, solver_stats
 from aragog.solver._persistent_cache import configure_compilation_cache, programs_in_cache
 from aragog.solver._shared_programs import block_programs, shared_programs, store_key
@@ -99,6 +100,7 @@ class EntropySolver:
         self._T_core: float | None = None  # bower2018 slot [K]; None: the bottom cell's T
         self._time: float | None = None  # model time of the state [yr]
         self._records: list[tuple[np.ndarray, np.ndarray, object]] = []  # (t yr, y, inputs)
+        self._trace: tuple[np.ndarray, np.ndarray] | None = None  # the latest solve's step ends
         self._last: LastSolve | None = None  # the last solve's end (None: none since initialize)
         self._warm = None  # the CVODE memory kept between solves (solver.warm_start)
         self._y_end = None  # (state key, S, y): the last solve's end state as integrated
@@ -127,6 +129,7 @@ class EntropySolver:
         """Build everything (:meth:`reset`) and set the initial state from ``[initial_condition]``."""
         self.reset()
         self._records.clear()
+        self._trace = None
         ic = self._params.initial_condition
         n = self.n_cells
         mesh = self._inputs.mesh
@@ -364,7 +367,8 @@ class EntropySolver:
             # energy-balance slot is of order one in the same scaling).
             atol = float(sp.atol) / float(self._inputs.scales.S)
             result = integrate(problem, t_eval, y0, method=method, rtol=float(sp.rtol), atol=atol,
-                               max_steps=int(sp.max_steps), event=event, warm=self._warm_start(method))
+                               max_steps=int(sp.max_steps), event=event, warm=self._warm_start(method),
+                               trace=needs_step_trace(self._options))
             t_out, y_out = result.t, result.y
             status, message = result.status, result.message
             t_final, y_final = result.t_final, result.y_final
@@ -378,6 +382,7 @@ class EntropySolver:
                 y_out = np.vstack([y_out, result.y_event])
         trim_records(self._records)  # every output time of the latest solve only
         self._records.append((np.asarray(t_out, dtype=np.float64), np.asarray(y_out), self._inputs))
+        self._trace = None if result is None else result.trace  # the energy budget's nodes
         if len(t_out) > 0:  # a failed solve still moves to the last state reached
             S, slot = self._split(y_final)
             self._S, self._time = S, t_final
@@ -429,7 +434,8 @@ class EntropySolver:
         energy = {}
         if energy_budget:
             energy = self._energy.state_fields(d, self._inputs, self._options)
-            energy.update(self._energy.step_fields(self._records, self._bind, self._options, self._last))
+            energy.update(self._energy.step_fields(self._records, self._bind, self._options, self._last,
+                                                   trace=self._trace))
         return SolverOutput(
             time=float(t), status=last.status, message=last.message, dt_actual=float(last.t_final - last.t0),
             **output_fields(d, self._inputs, self._options),

@@ -113,6 +113,7 @@ class UpstreamEntropySolver(EntropySolver, interface=True):
         from ``[initial_condition]``: call :meth:`set_initial_entropy` next."""
         self.reset()
         self._records.clear()
+        self._trace = None
         self._S = self._dSdr_cmb = self._time = self._last = None
         self._solution_cache = None
         return self

@@ -80,26 +80,26 @@ logger = logging.getLogger("aragog.solver.backends")
 
 
 def _cvode(problem, t_eval, y0, *, rtol, atol, max_steps, event, linsolver, first_step, max_step,
-           nonlin_conv_coef, newton_check, warm) -> IntegrationResult:
+           nonlin_conv_coef, newton_check, warm, trace) -> IntegrationResult:
     from aragog.solver.backends._cvode import integrate_cvode
 
     extra = {} if nonlin_conv_coef is None else {"nonlin_conv_coef": float(nonlin_conv_coef)}
     return integrate_cvode(
         problem, t_eval, y0, rtol=rtol, atol=atol, max_steps=max_steps, event=event,
         linsolver=linsolver, first_step=first_step, max_step=max_step, warm=warm,
-        verify_newton=newton_check, **extra,
+        verify_newton=newton_check, trace=trace, **extra,
     )
 
 
 def _scipy(name: str) -> Backend:
     def run(problem, t_eval, y0, *, rtol, atol, max_steps, event, linsolver, first_step, max_step,
-            nonlin_conv_coef, newton_check, warm) -> IntegrationResult:
+            nonlin_conv_coef, newton_check, warm, trace) -> IntegrationResult:
         # scipy imports on first use, so that importing this package stays light
         from aragog.solver.backends._scipy_ivp import integrate_scipy
 
         return integrate_scipy(
             problem, t_eval, y0, method=name, rtol=rtol, atol=atol, max_steps=max_steps,
-            event=event, first_step=first_step, max_step=max_step,
+            event=event, first_step=first_step, max_step=max_step, trace=trace,
         )
 
     run.__name__ = run.__qualname__ = "integrate_" + name.replace("-", "_")
@@ -156,6 +156,7 @@ def integrate(
     nonlin_conv_coef: float | None = None,
     newton_check: bool | None = None,
     warm=None,
+    trace: bool = False,
 ) -> IntegrationResult:
     """Integrate ``dy/dt = f(t, y)`` from ``t_eval[0]`` and report at every ``t_eval``.
 
@@ -189,6 +190,9 @@ def integrate(
             order and Jacobian (``info["warm_start"]`` says how it started; docs/solver.md,
             "Warm start"). ``None``: every call starts afresh. The scipy back ends ignore
             it (each call starts at order 1).
+        trace: also return the integrator's step nodes, ``result.trace`` = (t, y) at the
+            start and at the end of every accepted step (CVODE then steps with
+            ``CV_ONE_STEP``: same steps, same outputs).
 
     Returns:
         :class:`IntegrationResult`; ``integrator`` names what actually ran.
@@ -232,5 +236,5 @@ def integrate(
     return BACKENDS[name](
         problem, t_eval, y0, rtol=rtol, atol=atol, max_steps=max_steps, event=event,
         linsolver=linsolver, first_step=first_step, max_step=max_step,
-        nonlin_conv_coef=nonlin_conv_coef, newton_check=newton_check, warm=warm,
+        nonlin_conv_coef=nonlin_conv_coef, newton_check=newton_check, warm=warm, trace=bool(trace),
     )

@@ -72,6 +72,7 @@ class Backend(Protocol):
         nonlin_conv_coef: float | None,
         newton_check: bool | None,
         warm: Any,
+        trace: bool,
     ) -> "IntegrationResult": ...
 
 
@@ -140,6 +141,9 @@ class IntegrationResult:
             ``"event"``).
         t_failure: time reached when a failure stopped the integration (else ``None``).
         n_callback_errors: callbacks that raised or returned non-finite values.
+        trace: ``(t (M,), y (M, n))``, the start and the end of every step the integrator
+            accepted, in order (with ``integrate(..., trace=True)``; else ``None``): the
+            nodes of its trajectory, for time integrals along it.
     """
 
     t: np.ndarray
@@ -158,6 +162,7 @@ class IntegrationResult:
     t_failure: float | None = None
     n_callback_errors: int = 0
     info: dict[str, Any] = field(default_factory=dict)
+    trace: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def success(self) -> bool:

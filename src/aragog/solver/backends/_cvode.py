@@ -319,20 +319,73 @@ def _configure(run: _Run, t0, rtol, atol, *, max_steps, event, first_step, max_s
         check(lib.CVodeSetStopTime(mem, float(tstop)), "CVodeSetStopTime")
 
 
-def _march(run: _Run, t_eval: np.ndarray, y0: np.ndarray):
-    """Call CVODE for every output time; returns (t_out, y_out, flag, t_returned)."""
+def _march(run: _Run, t_eval: np.ndarray, y0: np.ndarray, max_steps: int, trace: list | None):
+    """Call CVODE for every output time; returns (t_out, y_out, flag, t_returned).
+
+    With ``trace`` (a list), CVODE is stepped one step at a time (``CV_ONE_STEP``) and every
+    accepted step's end ``(t_n, y_n)`` is appended to it, after ``(t_0, y_0)``: the
+    integrator's own nodes, for quadratures of the trajectory (the energy budget). The
+    outputs are CVODE's interpolant at ``t_eval`` as in ``CV_NORMAL`` (the same steps:
+    CVODE chooses them without regard to the output times), and ``max_steps`` keeps its
+    meaning (the most steps between two output times)."""
     lib = run.lib
     t_out, y_out = [float(t_eval[0])], [y0.copy()]
     tret = ctypes.c_double(float(t_eval[0]))
     flag = 0
-    for tout in t_eval[1:]:
-        flag = lib.CVode(run.mem, float(tout), run.y, ctypes.byref(tret), sd.CV_NORMAL)
-        if flag < 0 or flag == sd.CV_ROOT_RETURN:
-            break
-        t_out.append(float(tout))
-        y_out.append(run.y_arr.copy())
+    if trace is None:
+        for tout in t_eval[1:]:
+            flag = lib.CVode(run.mem, float(tout), run.y, ctypes.byref(tret), sd.CV_NORMAL)
+            if flag < 0 or flag == sd.CV_ROOT_RETURN:
+                break
+            t_out.append(float(tout))
+            y_out.append(run.y_arr.copy())
+        run.memo = None
+        return t_out, y_out, flag, float(tret.value)
+    trace.append((float(t_eval[0]), y0.copy()))
+    limit = 500 if int(max_steps) == 0 else int(max_steps)
+    direction = 1.0 if t_eval[-1] > t_eval[0] else -1.0
+    dky = lib.N_VNew_Serial(run.n, run.ctx)
+    try:
+        dky_arr = run.vector(dky)
+        k, since = 1, 0
+        while k < len(t_eval):
+            # tout = the next output time, as CV_NORMAL passes it (CVODE's first step size
+            # depends on it; the steps do not otherwise)
+            flag = lib.CVode(run.mem, float(t_eval[k]), run.y, ctypes.byref(tret), sd.CV_ONE_STEP)
+            if flag < 0:
+                break
+            tn = float(tret.value)
+            trace.append((tn, run.y_arr.copy()))
+            since += 1
+            # the outputs this step passed (up to the root, where one stopped the step)
+            while k < len(t_eval) and (float(t_eval[k]) - tn) * direction <= 0.0:
+                tk = float(t_eval[k])
+                if tk == tn:
+                    y_out.append(run.y_arr.copy())
+                else:
+                    dky_flag = lib.CVodeGetDky(run.mem, tk, 0, dky)
+                    if dky_flag != 0:
+                        raise RuntimeError(f"CVodeGetDky returned {dky_flag} at t = {tk!r}")
+                    y_out.append(dky_arr.copy())
+                t_out.append(tk)
+                k, since = k + 1, 0
+            if flag == sd.CV_ROOT_RETURN:
+                break
+            if k < len(t_eval) and limit > 0 and since >= limit:
+                flag = sd.CV_TOO_MUCH_WORK  # what CV_NORMAL returns after max_steps steps
+                break
+    finally:
+        run._arrays.pop(lib.N_VGetArrayPointer(dky), None)
+        lib.N_VDestroy(dky)
     run.memo = None
     return t_out, y_out, flag, float(tret.value)
+
+
+def _trace_arrays(steps, n: int):
+    """``(t (M,), y (M, n))`` of a step list (:func:`_march`); empty arrays for none."""
+    if not steps:
+        return np.zeros(0), np.zeros((0, n))
+    return np.array([s[0] for s in steps]), np.stack([s[1] for s in steps])
 
 
 def integrate_cvode(
@@ -353,6 +406,7 @@ def integrate_cvode(
     nonlin_conv_coef: float = NONLIN_CONV_COEF,
     verify_newton: bool | None = None,
     warm: WarmStart | None = None,
+    trace: bool = False,
 ) -> IntegrationResult:
     """Integrate with CVODE; see :func:`aragog.solver.backends.integrate` for the arguments.
 
@@ -365,7 +419,8 @@ def integrate_cvode(
     nonlinear convergence coefficient; ``verify_newton`` checks every accepted Newton
     iterate (:meth:`_Run.verify_newton`; module docstring for why both are needed).
     ``warm``: a :class:`WarmStart` that keeps the CVODE memory for the next integration
-    (``None``: a fresh memory, freed at the end).
+    (``None``: a fresh memory, freed at the end). ``trace``: step one step at a time and
+    return every accepted step's end as ``result.trace`` (:func:`_march`).
     """
     wall0 = time.perf_counter()
     if verify_newton is None:
@@ -394,6 +449,7 @@ def integrate_cvode(
             callback_seconds=dict(guard.seconds),
             reason=reason,
             n_callback_errors=guard.n_errors,
+            trace=_trace_arrays(steps, n) if trace else None,
             **kw,
         )
 
@@ -418,6 +474,7 @@ def integrate_cvode(
                       "illegal_input")
 
     mode, jump, before = None, None, {}
+    steps: list | None = None
     if warm is None:
         try:
             run = setup()
@@ -436,7 +493,8 @@ def integrate_cvode(
         if mode == "continue":  # the memory's counters run on: report this integration's share
             before = run.counters()
     try:
-        t_out, y_out, flag, t_ret = _march(run, t_eval, y0)
+        steps = [] if trace else None
+        t_out, y_out, flag, t_ret = _march(run, t_eval, y0, max_steps, steps)
         if warm is not None and mode == "continue" and flag < 0:
             # the continued history failed: redo the integration from a fresh memory
             first = run.counters()
@@ -450,7 +508,8 @@ def integrate_cvode(
                 warm.close()
                 return rejected(exc)
             mode, before = "fallback", {"NumSteps": -first_steps}
-            t_out, y_out, flag, t_ret = _march(run, t_eval, y0)
+            steps = [] if trace else None
+            t_out, y_out, flag, t_ret = _march(run, t_eval, y0, max_steps, steps)
         info = run.counters()
         for name in list(sd.COUNTERS) + ["NewtonChecks", "NewtonChecksFailed"]:
             if name in info and name in before:

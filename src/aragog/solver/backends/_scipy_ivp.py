@@ -42,8 +42,10 @@ def integrate_scipy(
     event=None,
     first_step: float | None = None,
     max_step: float | None = None,
+    trace: bool = False,
 ) -> IntegrationResult:
-    """Integrate with ``scipy.integrate.BDF`` or ``Radau``; arguments as for ``integrate``."""
+    """Integrate with ``scipy.integrate.BDF`` or ``Radau``; arguments as for ``integrate``
+    (``trace``: the accepted steps' ends as ``result.trace``, up to an event's time)."""
     wall0 = time.perf_counter()
     stepper = SCIPY_METHODS[method]
     guard = CallbackGuard(problem, event, want_jac="band", raise_on_failure=True)
@@ -84,8 +86,14 @@ def integrate_scipy(
 
     ts = [t0]
     ys = [np.array(y0, dtype=np.float64)]
+    steps = [(t0, ys[0])] if trace else None
     nsteps = 0
     name = method
+
+    def trace_arrays():
+        if steps is None:
+            return None
+        return np.array([s[0] for s in steps], dtype=np.float64), np.stack([s[1] for s in steps]).reshape(-1, n)
 
     def result(status, message, reason, **kw):
         return IntegrationResult(
@@ -102,6 +110,7 @@ def integrate_scipy(
             callback_seconds=dict(guard.seconds),
             reason=reason,
             n_callback_errors=guard.n_errors,
+            trace=trace_arrays(),
             **kw,
         )
 
@@ -173,6 +182,8 @@ def integrate_scipy(
             except CallbackFailure as exc:
                 return result(-1, f"{name}: {exc}", exc.reason, t_failure=float(t_new))
 
+        if steps is not None and t_ev is None:
+            steps.append((float(t_new), np.array(solver.y)))
         # Outputs on (t_old, min(t_new, t_ev)].
         t_reach = t_new if t_ev is None else t_ev
         while i_next < len(t_eval) and direction * (t_eval[i_next] - t_reach) <= 0.0:
@@ -192,6 +203,8 @@ def integrate_scipy(
                 y_ev = np.array(solver.y)
             else:
                 y_ev = np.asarray(sol(t_ev), dtype=np.float64)
+            if steps is not None:
+                steps.append((float(t_ev), y_ev))
             return result(
                 1, f"{name}: event at t = {t_ev:.6g}", "event", t_event=float(t_ev), y_event=y_ev
             )

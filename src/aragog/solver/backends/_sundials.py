@@ -31,6 +31,7 @@ __all__ = [
     "CVErrHandlerFn",
     "CV_BDF",
     "CV_NORMAL",
+    "CV_ONE_STEP",
     "CV_SUCCESS",
     "CV_TSTOP_RETURN",
     "CV_ROOT_RETURN",
@@ -98,6 +99,8 @@ FLAG_REASONS: dict[int, str] = {
 
 CV_BDF = 2
 CV_NORMAL = 1
+CV_ONE_STEP = 2
+CV_TOO_MUCH_WORK = -1
 CV_SUCCESS = 0
 CV_TSTOP_RETURN = 1
 CV_ROOT_RETURN = 2
@@ -167,6 +170,7 @@ _SIGNATURES = {
     "N_VWrmsNorm": (_real, [_ptr, _ptr]),
     "N_VScale": (None, [_real, _ptr, _ptr]),
     "CVode": (_int, [_ptr, _real, _ptr, ctypes.POINTER(_real), _int]),
+    "CVodeGetDky": (_int, [_ptr, _real, _int, _ptr]),
 }
 
 #: CVODE counters read after a solve: CVodeGet<name>(mem, long *)
