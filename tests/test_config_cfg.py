@@ -318,3 +318,63 @@ def test_format_indices() -> None:
     bad[[0, 1, 2, 5, 9, 10]] = True
     assert format_indices(bad) == "0-2, 5, 9-10"
     assert format_indices(np.arange(30) % 2 == 0) == "0, 2, 4, 6, 8, 10, ..."
+
+
+# ---------------------------------------------------------------------- aragog 0.2.8's configs
+def test_event_triggering_false_is_ignored_and_true_refused(tmp_path: Path, caplog) -> None:
+    """0.2.8's `solver.event_triggering` made its surface-temperature event terminal; off
+    (as in all four of its test configs) it did nothing, so off is accepted with the
+    no-effect warning, on is refused with the replacement named, in every input route."""
+    base = (INPUT / "earth.toml").read_text()
+    toml_path = write(tmp_path, "on.toml", base.replace("[solver]", "[solver]\nevent_triggering = true", 1))
+    with pytest.raises(ConfigError, match=r"solver\.event_triggering = true.*energy\.temperature_step_cap"):
+        load_config(toml_path)
+    with caplog.at_level(logging.WARNING, logger="aragog.config"):
+        p = load_config(write(tmp_path, "off.toml", base.replace("[solver]", "[solver]\nevent_triggering = false", 1)))
+        q = load_config(INPUT / "earth.toml", overrides=["solver.event_triggering=False"])
+    assert p == q == load_config(INPUT / "earth.toml")
+    assert sum("`solver.event_triggering = false` has no effect" in r.getMessage() for r in caplog.records) == 2
+    with pytest.raises(ConfigError, match=r"event_triggering.*\(override 'solver\.event_triggering'\)"):
+        load_config(INPUT / "earth.toml", overrides=["solver.event_triggering=true"])
+    cfg = ini_of(p).replace("[solver]\n", "[solver]\nevent_triggering = False\n", 1)
+    assert load_config(write(tmp_path, "off.cfg", cfg)) == p
+    with pytest.raises(ConfigError, match="event_triggering"):
+        load_config(write(tmp_path, "on.cfg", cfg.replace("event_triggering = False", "event_triggering = True")))
+
+
+def test_relative_path_falls_back_to_the_working_directory(tmp_path: Path, monkeypatch, caplog) -> None:
+    """The upstream's configs name files relative to the working directory; a path that is
+    not beside the config file but is there is taken from there, and the log says so. A
+    file beside the config wins."""
+    from aragog.config._normalise import resolve_path
+
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "f.dat").write_text("x")
+    monkeypatch.chdir(tmp_path)
+    with caplog.at_level(logging.INFO, logger="aragog.config"):
+        got = resolve_path("data/f.dat", tmp_path / "cfg")
+    assert got == str(tmp_path / "data" / "f.dat") and "working directory" in caplog.text
+    (tmp_path / "cfg" / "data").mkdir()
+    (tmp_path / "cfg" / "data" / "f.dat").write_text("y")
+    assert resolve_path("data/f.dat", tmp_path / "cfg") == str(tmp_path / "cfg" / "data" / "f.dat")
+    assert resolve_path("data/missing.dat", tmp_path / "cfg") == str(tmp_path / "cfg" / "data" / "missing.dat")
+
+
+OLD_TESTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "aragog-0.2.8-tests"
+
+
+@pytest.mark.skipif(not OLD_TESTS.is_dir(), reason="no copy of aragog 0.2.8's test inputs (shared/data)")
+@pytest.mark.parametrize("name", ["abe_liquid.cfg", "abe_mixed.cfg", "abe_mixed_init.cfg", "abe_solid.cfg"])
+def test_aragog_028_configs_load_as_they_are(name: str, monkeypatch, capsys) -> None:
+    """The four test configs of aragog 0.2.8, unchanged, from the folder its tests ran in
+    (paths relative to it): they load and validate; abe_mixed_init's structure file of cell
+    centres (5.376e6-6.366e6 m) is extended half a row spacing to the mesh (5.371e6-6.371e6 m)."""
+    monkeypatch.chdir(OLD_TESTS)
+    path = OLD_TESTS / "cfg" / name
+    p = load_config(path)
+    assert p.solver.end_time > 0
+    assert main(["validate", str(path)]) == 0
+    assert "every right-hand-side term finite" in capsys.readouterr().out
+    if name == "abe_mixed_init.cfg":
+        assert p.mesh.eos_file == str(OLD_TESTS / "data" / "test" / "eos_test.dat")

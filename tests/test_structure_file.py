@@ -116,10 +116,49 @@ def test_file_not_covering_mesh(tmp_path):
     with pytest.raises(StructureError, match=r"short\.dat.*covers r = \[4000000\.0, 6371000\.0\].*needs \[3504000\.0, 6371000\.0\]") as e:
         build_mesh(R_EARTH, R_CMB, 11, core_density=RHO_CORE, structure=prof)
     assert "\n" not in str(e.value)
-    with pytest.raises(StructureError, match="covers"):
-        build_mesh(R_EARTH * 1.001, 4.0e6, 11, core_density=RHO_CORE, structure=prof)
+    # the rows are 23.7 km apart: 19 km short at the top is more than half a spacing
+    with pytest.raises(StructureError, match="covers.*half a row spacing"):
+        build_mesh(R_EARTH * 1.003, 4.0e6, 11, core_density=RHO_CORE, structure=prof)
     # within the 1e-9 relative end tolerance the file still covers the mesh
     build_mesh(R_EARTH * (1 + 5e-10), 4.0e6 * (1 - 5e-10), 11, core_density=RHO_CORE, structure=prof)
+
+
+def test_table_of_cell_centres_is_extended_linearly(tmp_path, caplog):
+    """A table that stops half a row spacing inside the mesh at both ends (cell centres, as
+    the upstream aragog 0.2.8's test structure file) is extended by one row on the line
+    through its two end rows: P, ρ, g at the mesh's ends are exactly that line's values
+    (PCHIP is linear across the added span), the interior is unchanged to the PCHIP
+    change of the last interval's slope, and the span is logged."""
+    import logging
+
+    n, lo, hi = 99, 5.371e6, 6.371e6
+    dr = (hi - lo) / n
+    r = lo + dr * (np.arange(n) + 0.5)  # cell centres: half a spacing inside each end
+    aw = AdamsWilliamson()
+    f = tmp_path / "centres.dat"
+    write_structure_file(f, r, aw.pressure(r, hi), aw.density(r, hi), aw.gravity_at(r, hi))
+    prof = StructureProfile.from_file(f)
+    with caplog.at_level(logging.INFO, logger="aragog.structure"):
+        ext = prof.covering(lo, hi)
+    assert ext is not prof and ext.radius[0] == lo and ext.radius[-1] == hi
+    logged = " ".join(rec.getMessage() for rec in caplog.records)
+    assert "extrapolated linearly" in logged and "5371000 m" in logged and "6371000 m" in logged
+    for name, f_table in (("pressure", prof.pressure_table), ("density", prof.density_table),
+                          ("gravity_at", prof.gravity_table)):
+        line_top = f_table[-1] + (f_table[-1] - f_table[-2]) * 0.5
+        line_bot = f_table[0] - (f_table[1] - f_table[0]) * 0.5
+        tol = {"rel": 1e-12, "abs": 1e-12 * np.max(np.abs(f_table))}  # P at the top is ~0
+        values = getattr(ext, name)(np.array([lo, hi]))
+        assert values[1] == pytest.approx(line_top, **tol) and values[0] == pytest.approx(line_bot, **tol)
+        # and linear across the added half spacing
+        mid = getattr(ext, name)(np.array([hi - 0.25 * dr]))[0]
+        assert mid == pytest.approx(0.5 * (f_table[-1] + line_top), **tol)
+    assert prof.covering(r[0], r[-1]) is prof  # nothing to extend
+    # the mesh builds, and it matches Adams-Williamson to the linear extrapolation's error
+    mesh = build_mesh(hi, lo, 50, core_density=RHO_CORE, structure=prof).to_numpy()
+    np.testing.assert_allclose(mesh["P_basic"], aw.pressure(np.asarray(mesh["r_basic"]), hi), rtol=2e-3, atol=2e6)
+    with pytest.raises(StructureError, match="half a row spacing"):
+        prof.covering(lo - 0.6 * dr, hi)
 
 
 @pytest.mark.parametrize(

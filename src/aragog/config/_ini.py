@@ -115,7 +115,7 @@ def _key_table(section: str) -> dict[str, Key] | None:
 
 
 def _legacy_kind(section: str, key: str) -> str | None:
-    if (section, key) == ("energy", "use_jax_jacobian"):
+    if (section, key) in (("energy", "use_jax_jacobian"), ("solver", "event_triggering")):
         return "bool"
     target = LEGACY_MAPPED.get((section, key))
     return SCHEMA[target[0]][target[1]].kind if target else None
@@ -124,7 +124,7 @@ def _legacy_kind(section: str, key: str) -> str | None:
 def coerce_ini_section(section: str, items: dict[str, str]) -> dict[str, Any]:
     """Type the text values of one INI section by the schema (unknown keys keep their text)."""
     keys = _key_table(section)
-    legacy = {k for s, k in LEGACY_MAPPED if s == section}
+    legacy = {k for s, k in (*LEGACY_MAPPED, ("solver", "event_triggering")) if s == section}
     known = {k.lower(): k for k in [*(keys or {}), *legacy]}
     out: dict[str, Any] = {}
     for name, text in items.items():

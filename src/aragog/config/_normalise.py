@@ -32,6 +32,7 @@ from aragog.errors import ConfigError
 from ._checks import coerce_and_check, fmt
 from ._schema import (
     LEGACY_IGNORED,
+    LEGACY_IGNORED_AT,
     LEGACY_MAPPED,
     LEGACY_SECTIONS,
     PATH_KEYS,
@@ -60,13 +61,22 @@ Overrides = Mapping[str, Any] | Iterable[str] | None
 
 # ---------------------------------------------------------------------- paths
 def resolve_path(value: str, base_dir: Path) -> str:
-    """A relative path against ``base_dir`` (``~`` expanded); ``""`` stays ``""``."""
+    """A relative path against ``base_dir`` (``~`` expanded); ``""`` stays ``""``. When
+    nothing is there but the path exists relative to the working directory (the upstream
+    aragog's convention: its test configs name ``data/test/...`` from the repository
+    root), that one, with a log line saying so."""
     if not value:
         return value
     path = os.path.expanduser(value)
     if os.path.isabs(path):
         return path
-    return os.path.normpath(os.path.join(base_dir, path))
+    resolved = os.path.normpath(os.path.join(base_dir, path))
+    if not os.path.exists(resolved) and os.path.exists(path):
+        cwd = os.path.abspath(path)
+        logger.info("%r is not in the config file's folder %s; using %s (relative to the working directory)",
+                    value, base_dir, cwd)
+        return cwd
+    return resolved
 
 
 def resolve_paths(data: dict[str, dict[str, Any]], base_dir: Path) -> None:
@@ -95,6 +105,17 @@ def _unknown_key(section: str, key: str, where: str = "") -> ConfigError:
     return ConfigError(f"unknown key `{section}.{key}`{where}{hint}")
 
 
+def _ignore_at(section: str, key: str, value: Any, where: str = "") -> None:
+    """A :data:`LEGACY_IGNORED_AT` key: one warning at its no-effect value, else the error."""
+    ignored, error = LEGACY_IGNORED_AT[(section, key)]
+    text = str(value).strip().lower()
+    same = value == ignored if not isinstance(value, str) else text == str(ignored).lower()
+    if not same or (isinstance(ignored, bool) and not isinstance(value, (bool, str))):
+        raise ConfigError(f"{error}{where} (got '{fmt(value)}')")
+    shown = str(ignored).lower() if isinstance(ignored, bool) else fmt(value)
+    logger.warning("`%s.%s = %s` has no effect in this version and is ignored", section, key, shown)
+
+
 def is_known_section(name: str) -> bool:
     """A fixed section of the schema, or ``radionuclide_NAME`` with a non-empty NAME."""
     return name in SCHEMA or (name.startswith(RADIONUCLIDE_PREFIX) and len(name) > len(RADIONUCLIDE_PREFIX))
@@ -117,6 +138,8 @@ def normalise(raw: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         for key, value in table.items():
             if (section, key) in LEGACY_IGNORED:
                 logger.warning("`%s.%s` has no effect in this version and is ignored", section, key)
+            elif (section, key) in LEGACY_IGNORED_AT:
+                _ignore_at(section, key, value)
             elif (section, key) in LEGACY_MAPPED:
                 continue  # below, once all current keys are in
             elif key in keys_of(section):
@@ -217,6 +240,9 @@ def apply_overrides(data: dict[str, dict[str, Any]], overrides: Overrides) -> No
         section, key = _split_key(dotted, dotted)
         if section in LEGACY_SECTIONS or (section, key) in LEGACY_IGNORED:
             logger.warning("`%s.%s` has no effect in this version and is ignored", section, key)
+            continue
+        if (section, key) in LEGACY_IGNORED_AT:
+            _ignore_at(section, key, value, where)
             continue
         if (section, key) in LEGACY_MAPPED:
             _map_legacy(data, section, key, value, from_override=True)

@@ -339,6 +339,17 @@ LEGACY_IGNORED = frozenset({
     ("phase_mixed", "cp_blend"),
 })
 
+#: Legacy keys accepted with one warning at the value where they had no effect either
+#: (section, key) -> (that value, the error for any other value).
+LEGACY_IGNORED_AT = {
+    ("solver", "event_triggering"): (
+        False,
+        "`solver.event_triggering = true` (aragog 0.2.8: end the solve once the surface "
+        "temperature has moved by solver.tsurf_poststep_change) is not supported; use "
+        "energy.temperature_step_cap [K] (the largest temperature change of any cell) instead",
+    ),
+}
+
 #: Legacy sections accepted (whole) with one warning.
 LEGACY_SECTIONS = frozenset({"scalings"})
 

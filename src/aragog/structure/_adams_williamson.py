@@ -183,8 +183,9 @@ class AdamsWilliamson:
         )
 
     # --- the structure interface shared with StructureProfile -------------------------
-    def check_covers(self, inner_radius: float, outer_radius: float) -> None:
-        """Closed forms hold for any radii: nothing to check."""
+    def covering(self, inner_radius: float, outer_radius: float) -> "AdamsWilliamson":
+        """Closed forms hold for any radii: itself."""
+        return self
 
     def density(self, r, outer_radius: float):
         """ρ [kg/m³] at radii ``r`` [m]."""

@@ -121,13 +121,13 @@ def build_mesh(
     )
     if structure is None:
         structure = AdamsWilliamson()
-    for method in ("check_covers", "density", "pressure", "gravity_at", "enclosed_mass"):
+    for method in ("covering", "density", "pressure", "gravity_at", "enclosed_mass"):
         if not callable(getattr(structure, method, None)):
             raise StructureError(
                 f"structure must be an AdamsWilliamson or StructureProfile, got "
                 f"{type(structure).__name__}"
             )
-    structure.check_covers(r_c, R)
+    structure = structure.covering(r_c, R)
 
     n_cells = int(number_of_nodes) - 1
     if mass_coordinates:

@@ -19,6 +19,7 @@ on the nodes, consistent with the density the mesh reports.
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -33,9 +34,20 @@ if TYPE_CHECKING:  # scipy.interpolate is imported where a structure file is use
 
 __all__ = ["StructureProfile", "read_structure_file", "write_structure_file"]
 
+logger = logging.getLogger("aragog.structure")
+
 #: Relative tolerance (of the mesh's outer radius) allowed where the file's ends meet
 #: the mesh's ends, so a file written with the mesh radii in %.15g still covers it.
 COVERAGE_RTOL = 1e-9
+
+
+def _on_line(end: np.ndarray, inner: np.ndarray, r: float) -> np.ndarray:
+    """The row (r, P, ρ, g) at radius ``r`` on the straight line through the rows ``end``
+    and ``inner`` (its neighbour)."""
+    t = (r - end[0]) / (end[0] - inner[0])
+    row = end + t * (end - inner)
+    row[0] = r
+    return row
 
 
 def read_structure_file(path: str | os.PathLike) -> np.ndarray:
@@ -196,20 +208,44 @@ class StructureProfile:
         return cls(data[:, 0], data[:, 1], data[:, 2], data[:, 3], source=source)
 
     # --- the structure interface shared with AdamsWilliamson --------------------------
-    def check_covers(self, inner_radius: float, outer_radius: float) -> None:
-        """Raise :class:`StructureError` unless the table spans [inner, outer] radius.
+    def covering(self, inner_radius: float, outer_radius: float) -> "StructureProfile":
+        """This profile, or one extended to span [inner, outer] radius [m]; raises
+        :class:`StructureError` when the table falls short by more than it may.
 
         The ends may miss by ``COVERAGE_RTOL`` × outer_radius (PCHIP extrapolates that
-        sliver with the end cubic).
+        sliver with the end cubic), or by up to half the spacing of the table's two end
+        rows: a table of cell centres, such as the upstream aragog 0.2.8's test structure,
+        stops half a cell inside the mesh. Such an end gets one more row on the straight
+        line through the two end rows (r, P, ρ, g each), so PCHIP is linear across the
+        extrapolated span (both its end slopes are that line's); the span is logged.
+        Further short than that, the error names both ranges.
         """
-        lo, hi = float(self.radius[0]), float(self.radius[-1])
+        r = np.asarray(self.radius, dtype=np.float64)
+        lo, hi = float(r[0]), float(r[-1])
         tol = COVERAGE_RTOL * abs(outer_radius)
-        if not (lo <= inner_radius + tol and hi >= outer_radius - tol):
+        short_lo, short_hi = lo - (inner_radius + tol), (outer_radius - tol) - hi
+        allow_lo, allow_hi = 0.5 * (r[1] - r[0]), 0.5 * (r[-1] - r[-2])
+        if short_lo > allow_lo or short_hi > allow_hi:
             raise StructureError(
                 f"structure file {self.source!r} covers r = [{lo!r}, {hi!r}] m but the "
                 f"mesh needs [{inner_radius!r}, {outer_radius!r}] m "
-                f"(mesh.inner_radius, mesh.outer_radius)"
+                f"(mesh.inner_radius, mesh.outer_radius; up to half a row spacing at either "
+                f"end is extrapolated)"
             )
+        if short_lo <= 0.0 and short_hi <= 0.0:
+            return self
+        table = np.column_stack([r, self.pressure_table, self.density_table, self.gravity_table])
+        if short_lo > 0.0:
+            table = np.vstack([_on_line(table[0], table[1], float(inner_radius)), table])
+            logger.info("structure file %r: extrapolated linearly from r = %.9g m down to %.9g m (%.4g m)",
+                        self.source, lo, inner_radius, lo - inner_radius)
+        if short_hi > 0.0:
+            table = np.vstack([table, _on_line(table[-1], table[-2], float(outer_radius))])
+            logger.info("structure file %r: extrapolated linearly from r = %.9g m up to %.9g m (%.4g m)",
+                        self.source, hi, outer_radius, outer_radius - hi)
+        if np.any(table[:, 2] <= 0.0):
+            raise StructureError(f"structure file {self.source!r}: the extrapolated density is not > 0")
+        return StructureProfile(table[:, 0], table[:, 1], table[:, 2], table[:, 3], source=self.source)
 
     def density(self, r, outer_radius: float | None = None):
         """ρ [kg/m³] at radii ``r`` [m] (PCHIP)."""
