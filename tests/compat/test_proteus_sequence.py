@@ -184,3 +184,16 @@ def test_core_density_echo_back(sequence_runs, mode):
     radius of a Zalmoxis-style (r, P, rho, g) file."""
     record, _ = sequence_runs.get(mode, "numpy")
     assert record["core_density_from_mesh"] == pytest.approx(record["core_density_expected"], rel=1e-12)
+
+
+@pytest.mark.parametrize(("mode", "backend", "structure"), CASES)
+def test_solver_geometry_attributes_have_the_upstream_values(sequence_runs, mode, backend, structure):
+    """PROTEUS's JAX factory reads ``_cmb_area``, ``_core_M`` and ``_cmb_dr_cmb`` with
+    ``getattr(solver, name, 0.0)``: they exist, with the upstream's definitions (its
+    ``_initialize_internals``) on the solver's own mesh."""
+    record, solver = sequence_runs.get(mode, backend, structure)
+    r = np.asarray(solver.get_state().r_basic, dtype=float)
+    rho_core = record["calls"][-1]["core_density"]
+    assert solver._cmb_area == pytest.approx(4.0 * math.pi * r[0] ** 2, rel=1e-12)
+    assert solver._core_M == pytest.approx(4.0 / 3.0 * math.pi * r[0] ** 3 * rho_core, rel=1e-9)
+    assert solver._cmb_dr_cmb == pytest.approx(r[1] - r[0], rel=1e-12) and solver._cmb_dr_cmb > 0

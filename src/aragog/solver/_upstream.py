@@ -138,6 +138,25 @@ class UpstreamEntropySolver(EntropySolver, interface=True):
         return np.asarray(self._inputs.mesh.r_basic, dtype=float)
 
     @property
+    def _cmb_area(self) -> float:
+        """Area of the core-mantle boundary, 4π r_cmb² [m²] (the upstream's name; PROTEUS's
+        JAX factory reads it)."""
+        self._require_inputs()
+        return float(self._inputs.mesh.area_basic[0])
+
+    @property
+    def _core_M(self) -> float:
+        """Core mass, (4/3)π r_cmb³ ρ_core [kg] (``mesh.core_density``; the upstream's name)."""
+        self._require_inputs()
+        return float(self._inputs.mesh.core_mass)
+
+    @property
+    def _cmb_dr_cmb(self) -> float:
+        """Spacing of the two lowest basic nodes, r_1 - r_0 [m] (the upstream's name)."""
+        r = self._r_basic_flat
+        return float(r[1] - r[0])
+
+    @property
     def evaluator(self):
         """``evaluator.mesh``: the mesh arrays (what PROTEUS hands to its JAX factory)."""
         self._require_inputs()
