@@ -424,6 +424,11 @@ class EntropySolver:
         quadratures, ~11 ms at 60 cells and 65 output times, so a coupling loop asks only if
         it uses them.
         """
+        return self._state(energy_budget)[0]
+
+    def _state(self, energy_budget: bool):
+        """``(SolverOutput, Diagnostics)`` of the current state (:meth:`get_state`; the
+        physics ``Diagnostics`` for an interface that reports more of it)."""
         self._require_inputs()
         y = self._y0()
         t = self._time if self._time is not None else float(self._params.solver.start_time)
@@ -442,7 +447,7 @@ class EntropySolver:
             nfev=res.nfev if res else 0, njev=res.njev if res else 0, nsteps=res.nsteps if res else 0,
             integrator=res.integrator if res else METHODS[self._params.solver.method],
             wall_seconds=float(last.wall), **energy,
-        )
+        ), d
 
     def _bind(self, inputs):
         """The programs bound to ``inputs`` (the current binding when they are the current inputs)."""

@@ -292,14 +292,59 @@ class UpstreamEntropySolver(EntropySolver, interface=True):
         (PROTEUS's ``T_cmb``), or the core temperature slot with ``core_bc = "bower2018"``
         (the native ``T_core`` is the mean core temperature, ``tfac_core_avg`` times the
         CMB node's)."""
-        out = EntropySolver.get_state(self, energy_budget=True)  # PROTEUS reads it every step
+        out, d = self._state(energy_budget=True)  # PROTEUS reads the budget every step
         changes = {"status": _upstream_status(out.status)}
         if not self._options.core_temperature_slot:
             changes["T_core"] = float(out.T_stag[0])
         mean = _mean_cmb_flux(out)
         if mean is not None:
             changes["F_cmb"] = mean
+        changes.update(upstream_mass_fields(out, d, self._inputs.mesh, self._inputs.transport.phi_rheo))
         return dataclasses.replace(out, **changes)
+
+
+def upstream_mass_fields(out, d, mesh, phi_rheo: float) -> dict:
+    """The fields whose upstream definitions (fwl-aragog 26.10.22, ``get_state``) weight the
+    cells by their EOS mass ρ_i V_i instead of the structural mass m_i (docs/compat.md,
+    "What PROTEUS reads"): ``mass_stag`` = ρ_i V_i; ``Phi_global`` = Σ φ ρ V / Σ ρ V and
+    ``M_mantle_liquid``/``_solid`` = Φ M_mantle, (1 - Φ) M_mantle; ``E_th`` = Σ ρ V c_p T;
+    ``Q_radio_total``, ``Q_tidal_total`` = Σ H ρ V of each source [W]; and ``RF_depth`` =
+    1 - r_f / R, r_f the CMB when Φ > 0.99, the surface when Φ < 0.01, else the basic node
+    whose melt fraction (the cells' φ interpolated to the nodes, linear in the mesh
+    coordinate, extrapolated at the ends) is nearest ``phi_rheo``."""
+    V = np.asarray(mesh.volume_stag, dtype=float)
+    mass = np.asarray(out.rho_stag, dtype=float) * V
+    total = float(np.sum(mass))
+    phi = np.asarray(out.phi_stag, dtype=float)
+    Phi = float(np.sum(phi * mass) / total) if total > 0.0 else float(np.mean(phi))
+    H_radio = float(d.H_radio)
+    H_tidal = np.asarray(d.H, dtype=float) - H_radio
+    r_b = np.asarray(mesh.r_basic, dtype=float)
+    if Phi > 0.99:
+        r_front = r_b[0]
+    elif Phi < 0.01:
+        r_front = r_b[-1]
+    else:
+        r_front = r_b[int(np.argmin(np.abs(_at_basic_nodes(phi, mesh) - phi_rheo)))]
+    return {
+        "mass_stag": mass, "Phi_global": Phi,
+        "M_mantle_liquid": Phi * float(out.M_mantle), "M_mantle_solid": (1.0 - Phi) * float(out.M_mantle),
+        "E_th": float(np.sum(mass * np.asarray(d.cp, dtype=float) * np.asarray(out.T_stag, dtype=float))),
+        "Q_radio_total": H_radio * total, "Q_tidal_total": float(np.sum(H_tidal * mass)),
+        "RF_depth": 1.0 - r_front / r_b[-1],
+    }
+
+
+def _at_basic_nodes(q, mesh) -> np.ndarray:
+    """A cell quantity ``q`` (N,) at the N+1 basic nodes: linear in the mesh coordinate ξ
+    between the two cells beside each interior node, extrapolated from the two nearest
+    cells at the ends (the upstream's ``quantity_at_basic_nodes``)."""
+    xs, xb = np.asarray(mesh.xi_stag, dtype=float), np.asarray(mesh.xi_basic, dtype=float)
+    slope = np.diff(q) / np.diff(xs)
+    inner = q[:-1] + slope * (xb[1:-1] - xs[:-1])
+    bottom = q[0] + slope[0] * (xb[0] - xs[0])
+    top = q[-1] + slope[-1] * (xb[-1] - xs[-1])
+    return np.concatenate([[bottom], inner, [top]])
 
 
 def _upstream_status(status: int) -> int:
