@@ -133,3 +133,39 @@ def test_tools_read_no_private_solver_state():
                 args = node.args[1:2]
                 if args and isinstance(args[0], ast.Constant):
                     assert args[0].value not in PRIVATE, f"{path.relative_to(REPO)}:{node.lineno}"
+
+
+def test_entropy_outside_the_tables_is_refused(solved, tmp_path, caplog):
+    """An initial entropy outside the EOS tables (where every property is held at the
+    table's edge) is refused by the API and by the config alike, with one line naming the
+    cells, the values and the range; the state is unchanged. Before, -100 J/kg/K in every
+    cell returned status 0 after 7 steps, and 1e9 after 197,386 steps."""
+    import logging
+
+    from aragog.errors import ConfigError
+
+    lo, hi = solved._inputs.eos.entropy_range()
+    assert (lo, hi) == (0.0, 3700.0)  # the bundled tables' S axes
+    before = solved.get_state().S_final.copy()
+    for value in (-100.0, 1e9):
+        with pytest.raises(ConfigError, match=r"set_initial_entropy\): cells 0-6 of 7 have S = .*outside the "
+                                              r"EOS tables' entropy range \[0, 3700\] J/kg/K"):
+            solved.set_initial_entropy(value)
+    S = before.copy()
+    S[[2, 3, 5]] = 5000.0
+    with pytest.raises(ConfigError, match=r"cells 2-3, 5 of 7 have S = 5000\.\.5000 J/kg/K"):
+        solved.set_initial_entropy(S)
+    np.testing.assert_array_equal(solved.get_state().S_final, before)
+    profile = tmp_path / "S.txt"
+    np.savetxt(profile, np.full(7, 4000.0))
+    bad = EntropySolver(load_config(INPUT / "earth.toml", overrides={
+        "mesh.number_of_nodes": 8, "initial_condition.initial_condition": 2,
+        "initial_condition.init_file": str(profile)}))
+    with pytest.raises(ConfigError, match=r"initial_condition = 2\): cells 0-6 of 7 have S = 4000"):
+        bad.initialize()
+    # a state at the edge is accepted; one pushed out during a solve is reported once
+    solved.set_initial_entropy(np.full(7, hi))
+    with caplog.at_level(logging.WARNING, logger="aragog.solver"):
+        solved._warn_left_tables(np.array([0.0, 1.0]), np.array([solved._y0(), solved._y0() * 1.01]))
+    assert sum("left the EOS tables' range [0, 3700]" in r.getMessage() for r in caplog.records) == 1
+    solved.set_initial_entropy(before)

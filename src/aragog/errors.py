@@ -30,3 +30,21 @@ def describe(exc: BaseException) -> str:
     line for a record, a log or a failure message."""
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text and text[0] else type(exc).__name__
+
+
+def format_indices(bad) -> str:
+    """``"0-3, 7, 10-12"`` for the True entries of a boolean array (at most 6 ranges): the
+    cells or nodes an error message names."""
+    import numpy as np
+
+    idx = np.flatnonzero(np.asarray(bad))
+    ranges: list[tuple[int, int]] = []
+    for i in idx.tolist():
+        if ranges and i == ranges[-1][1] + 1:
+            ranges[-1] = (ranges[-1][0], i)
+        else:
+            ranges.append((i, i))
+    parts = [f"{a}" if a == b else f"{a}-{b}" for a, b in ranges[:6]]
+    if len(ranges) > 6:
+        parts.append("...")
+    return ", ".join(parts)

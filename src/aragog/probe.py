@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aragog.errors import ConfigError
+from aragog.errors import ConfigError, format_indices
 
 __all__ = ["ProbeResult", "probe_initial_state", "nonfinite_terms", "format_indices"]
 
@@ -78,21 +78,6 @@ class ProbeResult:
         S = f"S = {lo:.6g} J/kg/K" if lo == hi else f"S = {lo:.6g}..{hi:.6g} J/kg/K"
         return (f"initial state (t = {self.time:g} yr, {self.how}, {S}): every right-hand-side term "
                 f"finite, max |dS/dt| = {self.max_rate:.3g} J/kg/K/yr")
-
-
-def format_indices(bad: np.ndarray) -> str:
-    """``"0-3, 7, 10-12"`` for the True entries of a boolean array (at most 6 ranges)."""
-    idx = np.flatnonzero(bad)
-    ranges: list[tuple[int, int]] = []
-    for i in idx.tolist():
-        if ranges and i == ranges[-1][1] + 1:
-            ranges[-1] = (ranges[-1][0], i)
-        else:
-            ranges.append((i, i))
-    parts = [f"{a}" if a == b else f"{a}-{b}" for a, b in ranges[:6]]
-    if len(ranges) > 6:
-        parts.append("...")
-    return ", ".join(parts)
 
 
 def nonfinite_terms(diag, rate=None) -> list[str]:

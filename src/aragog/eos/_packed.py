@@ -96,6 +96,12 @@ class PackedEOS:
         """Row of ``values`` where the solid table starts."""
         return self.melt_shape[0] * self.melt_shape[1]
 
+    def entropy_range(self) -> tuple[float, float]:
+        """(lowest, highest) tabulated entropy of the two phase tables [J/kg/K]
+        (:meth:`aragog.eos.EOSTables.entropy_range`)."""
+        S = [np.asarray(x, dtype=np.float64) for x in (self.melt_S, self.solid_S)]
+        return float(min(x.min() for x in S)), float(max(x.max() for x in S))
+
     @property
     def n_solidus(self) -> int:
         return int(np.shape(self.solidus_P)[0])

@@ -242,6 +242,13 @@ class EOSTables:
             yield f"{bname}.P", b.P
             yield f"{bname}.S", b.S
 
+    def entropy_range(self) -> tuple[float, float]:
+        """(lowest, highest) tabulated entropy of the two phase tables [J/kg/K]: beyond it the
+        evaluators hold every property at the table's edge (docs/physics.md, "Equation of
+        state"), so a state there is outside the model."""
+        S = [np.asarray(getattr(self, p).S, dtype=np.float64) for p in PHASES]
+        return float(min(x.min() for x in S)), float(max(x.max() for x in S))
+
     def identity(self) -> TableIdentity:
         """Static, hashable key: shapes, optional tables present, axis flags, content hash.
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from aragog.errors import AragogError, ConfigError
+from aragog.errors import AragogError, ConfigError, format_indices
 from aragog.solver.backends import METHODS, integrate
 from aragog.solver._budget import EnergyBook
 from aragog.solver._derived import DerivedInputs
@@ -141,7 +141,9 @@ class EntropySolver:
             S = np.full(n, self.entropy_at(ic.basal_temperature, float(mesh.P_basic[0])))
         else:  # isentrope through surface_temperature at the surface
             S = np.full(n, self.entropy_at(ic.surface_temperature, float(mesh.P_basic[-1])))
-        self._S = np.asarray(S, dtype=np.float64)
+        S = np.asarray(S, dtype=np.float64)
+        self._check_in_tables(S, f"initial entropy ([initial_condition] initial_condition = {ic.initial_condition})")
+        self._S = S
         self._dSdr_cmb = 0.0
         self._T_core = None
         self._time = float(self._params.solver.start_time)
@@ -283,11 +285,47 @@ class EntropySolver:
             raise ConfigError(f"initial entropy: expected a scalar or {n} values (one per cell), got shape {arr.shape}")
         if not np.all(np.isfinite(arr)):
             raise ConfigError("initial entropy: values must be finite")
+        self._check_in_tables(arr, "initial entropy (set_initial_entropy)")
         self._S = arr.copy()
         if self._dSdr_cmb is None:
             self._dSdr_cmb = 0.0
         if self._time is None:
             self._time = float(self._params.solver.start_time)
+
+    def _entropy_range(self) -> tuple[float, float] | None:
+        """The EOS tables' entropy range [J/kg/K] (``None`` in constant-property mode)."""
+        if self._options.constant_properties:
+            return None
+        return self._inputs.eos.entropy_range()
+
+    def _check_in_tables(self, S: np.ndarray, what: str) -> None:
+        """Refuse cell entropies outside the EOS tables (one line: cells, values, range)."""
+        bounds = self._entropy_range()
+        if bounds is None:
+            return
+        lo, hi = bounds
+        bad = (S < lo) | (S > hi)
+        if np.any(bad):
+            raise ConfigError(
+                f"{what}: cells {format_indices(bad)} of {S.size} have S = {S[bad].min():.6g}..{S[bad].max():.6g} "
+                f"J/kg/K, outside the EOS tables' entropy range [{lo:.6g}, {hi:.6g}] J/kg/K")
+
+    def _warn_left_tables(self, t_out, y_out) -> None:
+        """One warning per solve when a cell's entropy left the tables at an output time (the
+        EOS then holds every property at the table's edge; docs/physics.md)."""
+        bounds = self._entropy_range()
+        if bounds is None or len(t_out) == 0:
+            return
+        lo, hi = bounds
+        S = np.array([self._split(y)[0] for y in y_out])
+        bad = (S < lo) | (S > hi)
+        rows = np.flatnonzero(bad.any(axis=1))
+        if rows.size:
+            k = int(rows[0])
+            logger.warning(
+                "the entropy of cells %s left the EOS tables' range [%.6g, %.6g] J/kg/K by t = %.6g yr "
+                "(S = %.6g..%.6g J/kg/K): beyond it the EOS holds every property at the table's edge",
+                format_indices(bad[k]), lo, hi, float(t_out[k]), S[k][bad[k]].min(), S[k][bad[k]].max())
 
     def set_initial_dSdr_cmb(self, value: float | None) -> None:
         """Set the energy-balance slot, dS/dr at the CMB [J/kg/K/m] (default: carried over
@@ -380,6 +418,7 @@ class EntropySolver:
             if result.t_event is not None and (len(t_out) == 0 or t_out[-1] != result.t_event):
                 t_out = np.append(t_out, result.t_event)
                 y_out = np.vstack([y_out, result.y_event])
+        self._warn_left_tables(t_out, y_out)
         trim_records(self._records)  # every output time of the latest solve only
         self._records.append((np.asarray(t_out, dtype=np.float64), np.asarray(y_out), self._inputs))
         self._trace = None if result is None else result.trace  # the energy budget's nodes
