@@ -10,6 +10,10 @@ from aragog._version import __version__
 from aragog.config import Parameters, load_config
 from aragog.logs import aragog_file_logger
 from aragog.errors import AragogError, ConfigError, EOSError, StructureError
+from aragog._environment import warn_if_shared as _warn_if_shared
+
+_warn_if_shared(__version__, __path__[0])
+del _warn_if_shared
 
 __all__ = [
     "__version__",
