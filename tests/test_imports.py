@@ -258,7 +258,7 @@ PACKAGE = "aragog"
 #: package's __init__). Upstream adapters sit in the layer of what they adapt: parser
 #: beside config, mesh beside structure, jax (PROTEUS's factory) beside physics.
 ROOM_LAYERS: list[set[str]] = [
-    {"errors", "_jax", "_pytree", "_version", "_atomic", "integrator_names", "logs", "fields"},
+    {"errors", "_jax", "_pytree", "_version", "_atomic", "integrator_names", "logs", "fields", "_environment"},
     {"config", "parser", "csdl"},
     {"eos", "structure", "mesh"},
     {"physics", "initial", "jax"},
