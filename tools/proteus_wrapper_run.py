@@ -331,6 +331,11 @@ def main(argv=None):
     ap.add_argument("--call-timeout", type=float, default=900.0, help="wall limit of one call [s]")
     ap.add_argument("--budget", type=float, default=3300.0, help="stop starting calls after this wall [s]")
     ap.add_argument("--workdir", default=None)
+    ap.add_argument("--initial-entropy", type=float, default=None,
+                    help="S [J/kg/K] that PROTEUS's compute_initial_entropy returns (the same start "
+                         "under both interpreters; default: PROTEUS's own inversion)")
+    ap.add_argument("--radius-mesh", action="store_true",
+                    help="interior_energetics.aragog.mass_coordinates = false (PROTEUS's default: true)")
     args = ap.parse_args(argv)
 
     os.environ["FWL_DATA"] = str(FWL_DATA)  # the harness FWL_DATA tree (fwl_data/)
@@ -395,7 +400,9 @@ def main(argv=None):
 
         stage = "config"
         cfg_path = outdir / "harness.toml"
-        cfg_path.write_text(CONFIG_TOML)
+        text = CONFIG_TOML if not args.radius_mesh else CONFIG_TOML.replace(
+            "mass_coordinates = true", "mass_coordinates = false")
+        cfg_path.write_text(text)
         config = P.C.read_config_object(cfg_path)
         ie = config.interior_energetics
         record["config"] = {
@@ -425,6 +432,11 @@ def main(argv=None):
 
         P.TS.next_step = next_step
         P.A.next_step = next_step
+        if args.initial_entropy is not None:
+            import proteus.interior_energetics.common as common
+
+            common.compute_initial_entropy = lambda *a, **k: float(args.initial_entropy)
+            record["harness"]["stubs"].append(f"compute_initial_entropy -> {args.initial_entropy!r}")
         record["harness"]["stubs"].append("next_step wrapped: ic==2 -> dt0*2**k (capped); real value recorded")
 
         # ----- spy on _build_helpfile_output (calls the original unchanged) -----
