@@ -17,7 +17,7 @@ import json
 import math
 import sys
 
-MAIN = ("T_magma", "T_cmb", "Phi_global", "F_cmb", "RF_depth", "E_th_mantle")
+MAIN = ("T_magma", "T_cmb", "Phi_global", "F_cmb", "F_cmb_core_energy", "RF_depth", "E_th_mantle")
 EXTRA = ("F_int", "Cp_eff", "T_pot", "F_radio", "Q_radio_W", "M_mantle", "E_state_J", "E_state_cons_J",
          "step_dE_F_int_J", "step_dE_F_cmb_J", "step_dE_Q_radio_J", "step_dE_Q_tidal_J",
          "step_dE_state_heat_J", "step_solver_residual_J", "step_dE_compression_J",

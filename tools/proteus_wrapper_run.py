@@ -322,6 +322,45 @@ def import_proteus(record):
 # ---------------------------------------------------------------------------------------
 # the run
 # ---------------------------------------------------------------------------------------
+def core_energy_flux(solver, out) -> float | None:
+    """The call's mean CMB heat flux [W/m2] from the core's energy change between the
+    solver's first and last state of the call (energy-balance core, upstream state layout
+    [S_0..S_N-1, dS/dr_cmb]): -M_c c_c f ∫ T/c_p dS_b0 at the CMB pressure over A dt, with
+    the solver's own EOS (its ``entropy_eos.temperature`` and ``.heat_capacity``). The
+    flux the integration used, averaged exactly; the reported F_cmb of either code can be
+    checked against it. ``None`` when the solver does not expose what it needs."""
+    import numpy as np
+
+    try:
+        sol = solver.solution
+        dt = float(out["dt_actual"]) * 31_557_600.0 if out else 0.0
+        if sol is None or np.size(sol.t) < 2 or not dt > 0.0:
+            return None
+        n = int(solver._n_stag)
+        r_b0 = float(solver._r_basic_flat[0])
+        r_stag = getattr(solver, "_r_stag_flat", None)
+        r_s0 = float(r_stag[0]) if r_stag is not None else float(np.asarray(solver.evaluator.mesh.r_stag)[0])
+        P_b = getattr(solver, "_P_basic_flat", None)
+        P0 = float(P_b[0]) if P_b is not None else float(np.asarray(solver.evaluator.mesh.P_basic)[0])
+        y0, y1 = np.asarray(sol.y[:, 0], dtype=float), np.asarray(sol.y[:, -1], dtype=float)
+        S0, S1 = (y[0] + y[n] * (r_b0 - r_s0) for y in (y0, y1))
+        x, w = np.polynomial.legendre.leggauss(8)
+        edges = np.linspace(S0, S1, 33)
+        total = 0.0
+        for a, b in zip(edges[:-1], edges[1:]):
+            s = 0.5 * (b - a) * x + 0.5 * (a + b)
+            P = np.full(s.shape, P0)
+            T = np.asarray(solver.entropy_eos.temperature(P, s), dtype=float)
+            cp = np.asarray(solver.entropy_eos.heat_capacity(P, s), dtype=float)
+            total += 0.5 * (b - a) * float(np.sum(w * T / cp))
+        bc = solver.parameters.boundary_conditions
+        M_c = float(solver._core_M)
+        return -M_c * float(bc.core_heat_capacity) * float(getattr(bc, "tfac_core_avg", 1.147)) * total / (
+            4.0 * math.pi * r_b0 ** 2 * dt)
+    except Exception as exc:  # noqa: BLE001 - a diagnostic: report, never stop the run
+        return f"unavailable: {type(exc).__name__}: {exc}"
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -524,6 +563,8 @@ def main(argv=None):
                 rec["jax_factory_calls"] = getattr(solver, "_jax_factory_call_count", None)
             rec["dt_proteus_next_step"] = sched["last_real"]
             rec["solver_out"] = spy["out"]
+            if solver is not None:
+                rec["F_cmb_core_energy"] = core_energy_flux(solver, spy["out"])
             rec["raw_output"] = {k: spy["ret"].get(k) for k in RECORD_FIELDS if k in spy["ret"]} if spy["ret"] else None
             if exc_info is not None:
                 rec["exception"] = f"{type(exc_info).__name__}: {exc_info}"
