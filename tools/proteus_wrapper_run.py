@@ -165,29 +165,13 @@ config_version = "3.0"
 # JSON helpers
 # ---------------------------------------------------------------------------------------
 def jsonable(x):
-    import numpy as np
+    """``x`` as JSON-able values: the compat sequence's converter (tests/compat), which
+    imports only the upstream's names, so it serves under either interpreter."""
+    if str(COMPAT) not in sys.path:
+        sys.path.insert(0, str(COMPAT))
+    from proteus_sequence import _jsonable
 
-    if isinstance(x, dict):
-        return {str(k): jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return jsonable(x.tolist()) if x.size <= 400 else f"<array shape={x.shape}>"
-    if isinstance(x, (np.floating, float)):
-        v = float(x)
-        return v if math.isfinite(v) else repr(v)
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (np.bool_,)):
-        return bool(x)
-    if isinstance(x, (str, int, bool)) or x is None:
-        return x
-    if hasattr(x, "item") and callable(x.item):
-        try:
-            return jsonable(x.item())
-        except Exception:
-            pass
-    return repr(x)
+    return _jsonable(x)
 
 
 class CallTimeout(Exception):

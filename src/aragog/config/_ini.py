@@ -36,7 +36,7 @@ from typing import Any
 
 from aragog.errors import ConfigError
 
-from ._schema import LEGACY_MAPPED, RADIONUCLIDE_PREFIX, SCHEMA, Key, keys_of
+from ._schema import LEGACY_IGNORED_AT, LEGACY_MAPPED, RADIONUCLIDE_PREFIX, SCHEMA, Key, keys_of
 
 __all__ = ["read_ini", "parse_ini_text", "coerce_ini_section"]
 
@@ -115,8 +115,10 @@ def _key_table(section: str) -> dict[str, Key] | None:
 
 
 def _legacy_kind(section: str, key: str) -> str | None:
-    if (section, key) in (("energy", "use_jax_jacobian"), ("solver", "event_triggering")):
+    if (section, key) == ("energy", "use_jax_jacobian"):
         return "bool"
+    if (section, key) in LEGACY_IGNORED_AT:  # typed like the value it is ignored at
+        return "bool" if isinstance(LEGACY_IGNORED_AT[(section, key)][0], bool) else None
     target = LEGACY_MAPPED.get((section, key))
     return SCHEMA[target[0]][target[1]].kind if target else None
 
@@ -124,7 +126,7 @@ def _legacy_kind(section: str, key: str) -> str | None:
 def coerce_ini_section(section: str, items: dict[str, str]) -> dict[str, Any]:
     """Type the text values of one INI section by the schema (unknown keys keep their text)."""
     keys = _key_table(section)
-    legacy = {k for s, k in (*LEGACY_MAPPED, ("solver", "event_triggering")) if s == section}
+    legacy = {k for s, k in (*LEGACY_MAPPED, *LEGACY_IGNORED_AT) if s == section}
     known = {k.lower(): k for k in [*(keys or {}), *legacy]}
     out: dict[str, Any] = {}
     for name, text in items.items():

@@ -108,9 +108,11 @@ def _unknown_key(section: str, key: str, where: str = "") -> ConfigError:
 def _ignore_at(section: str, key: str, value: Any, where: str = "") -> None:
     """A :data:`LEGACY_IGNORED_AT` key: one warning at its no-effect value, else the error."""
     ignored, error = LEGACY_IGNORED_AT[(section, key)]
-    text = str(value).strip().lower()
-    same = value == ignored if not isinstance(value, str) else text == str(ignored).lower()
-    if not same or (isinstance(ignored, bool) and not isinstance(value, (bool, str))):
+    if isinstance(value, str):  # an override's or an untyped file's text
+        same = value.strip().lower() == str(ignored).lower()
+    else:
+        same = type(value) is type(ignored) and value == ignored
+    if not same:
         raise ConfigError(f"{error}{where} (got '{fmt(value)}')")
     shown = str(ignored).lower() if isinstance(ignored, bool) else fmt(value)
     logger.warning("`%s.%s = %s` has no effect in this version and is ignored", section, key, shown)

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from aragog._jax import jax, jnp
-from aragog.eos._tables import PhaseBoundary, PhaseTable, is_uniform
+from aragog.eos._tables import PhaseBoundary, PhaseTable, is_uniform, span_of
 
 __all__ = ["PackedEOS", "pack_tables", "packed_tables", "axis_mode", "FIELDS", "EXACT_UNIFORM_TOL", "NODE_SNAP"]
 
@@ -99,8 +99,7 @@ class PackedEOS:
     def entropy_range(self) -> tuple[float, float]:
         """(lowest, highest) tabulated entropy of the two phase tables [J/kg/K]
         (:meth:`aragog.eos.EOSTables.entropy_range`)."""
-        S = [np.asarray(x, dtype=np.float64) for x in (self.melt_S, self.solid_S)]
-        return float(min(x.min() for x in S)), float(max(x.max() for x in S))
+        return span_of(self.melt_S, self.solid_S)
 
     @property
     def n_solidus(self) -> int:

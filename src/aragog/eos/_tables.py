@@ -222,6 +222,12 @@ class TableIdentity(NamedTuple):
         return f"{self.shapes[0]}/{self.shapes[1]} {self.digest[:12]}"
 
 
+def span_of(*axes) -> tuple[float, float]:
+    """(lowest, highest) value over the given table axes (host floats)."""
+    arrays = [np.asarray(a, dtype=np.float64) for a in axes]
+    return float(min(a.min() for a in arrays)), float(max(a.max() for a in arrays))
+
+
 @partial(jax.tree_util.register_dataclass, data_fields=["melt", "solid", "solidus", "liquidus"], meta_fields=[])
 @dataclasses.dataclass(frozen=True, eq=False)
 class EOSTables:
@@ -246,8 +252,7 @@ class EOSTables:
         """(lowest, highest) tabulated entropy of the two phase tables [J/kg/K]: beyond it the
         evaluators hold every property at the table's edge (docs/physics.md, "Equation of
         state"), so a state there is outside the model."""
-        S = [np.asarray(getattr(self, p).S, dtype=np.float64) for p in PHASES]
-        return float(min(x.min() for x in S)), float(max(x.max() for x in S))
+        return span_of(*(getattr(self, p).S for p in PHASES))
 
     def identity(self) -> TableIdentity:
         """Static, hashable key: shapes, optional tables present, axis flags, content hash.

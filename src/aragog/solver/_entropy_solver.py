@@ -101,6 +101,7 @@ class EntropySolver:
         self._time: float | None = None  # model time of the state [yr]
         self._records: list[tuple[np.ndarray, np.ndarray, object]] = []  # (t yr, y, inputs)
         self._trace: tuple[np.ndarray, np.ndarray] | None = None  # the latest solve's step ends
+        self._S_bounds: tuple | None = None  # (table object, its entropy range)
         self._last: LastSolve | None = None  # the last solve's end (None: none since initialize)
         self._warm = None  # the CVODE memory kept between solves (solver.warm_start)
         self._y_end = None  # (state key, S, y): the last solve's end state as integrated
@@ -296,7 +297,10 @@ class EntropySolver:
         """The EOS tables' entropy range [J/kg/K] (``None`` in constant-property mode)."""
         if self._options.constant_properties:
             return None
-        return self._inputs.eos.entropy_range()
+        eos = self._inputs.eos  # one table object per table set across resets: read it once
+        if self._S_bounds is None or self._S_bounds[0] is not eos:
+            self._S_bounds = (eos, eos.entropy_range())
+        return self._S_bounds[1]
 
     def _check_in_tables(self, S: np.ndarray, what: str) -> None:
         """Refuse cell entropies outside the EOS tables (one line: cells, values, range)."""
