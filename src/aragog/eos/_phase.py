@@ -34,11 +34,8 @@ few w of the boundaries. (The switch of X_one between the tables at g = 1/2 is i
 1 - W = 0 there to rounding.)
 
 Conductivity k = phi k_liq + (1 - phi) k_sol (continuous, no blend needed).
-Viscosity, in log10: the mixed value (1 - w_r) log10 eta_sol + w_r log10 eta_liq with
-w_r = tw(phi, phi_rheo, phi_width) (the rheological transition), the single-phase value
-log10 eta_liq where g > 1/2 and log10 eta_sol otherwise, blended by W like the properties
-above (SPIDER's combine_matprop and the upstream aragog's two-stage viscosity): eta_liq
-exactly in the melt, eta_sol exactly in the solid.
+Viscosity: log10 eta = (1 - w_r) log10 eta_sol + w_r log10 eta_liq, w_r = tw(phi, phi_rheo,
+phi_width).
 
 Shapes and units: P [Pa], S [J kg-1 K-1] of any broadcastable shapes; every output field of
 :class:`PhaseState` has the broadcast shape, SI units (T K, rho kg m-3, cp J kg-1 K-1, alpha
@@ -219,18 +216,11 @@ def evaluate_phase(tables, params: MaterialParams, P, S) -> PhaseState:
     th = jnp.tanh(jnp.where(melt_side, g - 1.0, g) / params.smooth_width)
     W = jnp.where(melt_side, 1.0 - 0.5 * (1.0 + th), 0.5 * (1.0 + th))
 
-    def blend_values(mix, single):
-        return W * mix + (1.0 - W) * single
-
     def blend(mix, key):
-        return blend_values(mix, one[key])
+        return W * mix + (1.0 - W) * one[key]
 
-    # Viscosity: the rheological transition gives the mush's value, blended with the single
-    # phase's own (η_liq on the melt side, η_sol on the solid side) by W like every other
-    # property (SPIDER's combine_matprop; the upstream aragog's two-stage viscosity).
     w_r = tanh_weight(phi, params.phi_rheo, params.phi_width)
-    log_liq, log_sol = jnp.log10(params.visc_liq), jnp.log10(params.visc_sol)
-    log10_visc = blend_values((1.0 - w_r) * log_sol + w_r * log_liq, jnp.where(melt_side, log_liq, log_sol))
+    log10_visc = (1.0 - w_r) * jnp.log10(params.visc_sol) + w_r * jnp.log10(params.visc_liq)
     return PhaseState(
         T=blend(T_mix, "T"),
         rho=blend(rho_mix, "rho"),
