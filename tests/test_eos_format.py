@@ -130,6 +130,30 @@ def test_round_trip_with_awkward_scales(tmp_path):
     assert np.array_equal(_bits(Q3), _bits(Q2)) and np.array_equal(P3, P2) and np.array_equal(S3, S2)
 
 
+def test_read_scales_are_kept_and_are_no_pytree_field(small_dir):
+    """The column factors a table was read with survive the set's copies (to_jax, to_numpy)
+    and are no pytree field: every __init__ field of a table is a data or meta field, the
+    contract every JAX version checks (0.9's ``drop_fields`` handling is broken, so the
+    tables must not need it), and a tree_map'ed copy simply has none."""
+    import dataclasses
+
+    from aragog._jax import jax
+    from aragog.eos import PhaseBoundary, PhaseTable
+
+    back = eos.load_table_set(small_dir)
+    assert back.melt.scales and back.solidus.scales
+    for copy in (back.to_jax(), back.to_numpy()):
+        assert copy.melt.scales == back.melt.scales and copy.liquidus.scales == back.liquidus.scales
+    for cls, table in ((PhaseTable, back.melt), (PhaseBoundary, back.solidus)):
+        leaves, treedef = jax.tree_util.tree_flatten(table)
+        n_data = len(leaves)
+        init_fields = {f.name for f in dataclasses.fields(cls) if f.init}
+        assert "scales" not in init_fields
+        rebuilt = jax.tree_util.tree_unflatten(treedef, leaves)
+        assert rebuilt.scales is None and len(jax.tree_util.tree_leaves(rebuilt)) == n_data
+        assert all(np.array_equal(a, b) for a, b in zip(leaves, jax.tree_util.tree_leaves(rebuilt)))
+
+
 def test_thermal_exp_optional(small_dir, small_set):
     (small_dir / "thermal_exp_melt.dat").unlink()
     t = eos.load_table_set(small_dir)

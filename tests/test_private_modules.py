@@ -19,7 +19,7 @@ SRC = REPO / "src" / "aragog"
 
 #: modules inside packages that are public as a whole: the upstream aragog's import
 #: paths, which PROTEUS imports by name (docs/compat.md)
-PUBLIC_MODULES = {"eos/entropy.py", "solver/cvode_jax.py", "jax/eos.py", "jax/nondim.py",
+PUBLIC_MODULES = {"eos/entropy.py", "solver/cvode_jax.py", "solver/entropy_solver.py", "jax/eos.py", "jax/nondim.py",
                   "jax/phase.py", "jax/solver.py"}
 
 

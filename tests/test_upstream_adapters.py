@@ -197,3 +197,29 @@ def test_entropy_solver_answers_each_interface_with_its_class():
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "UpstreamEntropySolver"
+
+
+@pytest.mark.parametrize("core_bc", ["energy_balance", "bower2018", "quasi_steady"])
+def test_extra_state_slots_describe_the_upstream_state(core_bc):
+    """``aragog.solver.entropy_solver.EXTRA_STATE_SLOTS`` (PROTEUS 26.10 imports it to find
+    T_core in ``_S0``) names the slots after the N cell entropies of ``_S0``, in order: the
+    CMB gradient for "energy_balance", the core temperature for "bower2018"."""
+    from aragog.solver import EntropySolver
+    from aragog.solver.entropy_solver import EXTRA_STATE_SLOTS
+
+    params = upstream_params()
+    params.boundary_conditions.core_bc = core_bc
+    solver = EntropySolver(params)
+    solver.initialize()
+    n = solver._n_stag
+    S = np.linspace(2600.0, 2700.0, n)
+    solver.set_initial_entropy(S)
+    slots = EXTRA_STATE_SLOTS[core_bc]
+    state = np.asarray(solver._S0)
+    assert state.shape == (n + len(slots),)
+    np.testing.assert_array_equal(state[:n], S)
+    if "dSdr_cmb" in slots:  # the one-sided difference at the CMB (docs/compat.md)
+        r = np.asarray(solver.evaluator.mesh.r_stag)
+        assert state[n + slots.index("dSdr_cmb")] == pytest.approx((S[1] - S[0]) / (r[1] - r[0]), rel=1e-12)
+    if "T_core" in slots:
+        assert 1000.0 < state[n + slots.index("T_core")] < 20000.0

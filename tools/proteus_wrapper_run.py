@@ -56,6 +56,7 @@ What is stubbed / replaced (and why) -- see STUBS below and the JSON 'harness' b
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import logging
 import math
@@ -263,8 +264,11 @@ def import_proteus(record):
     sys.modules["proteus.outgas.lavatmos"] = lav
     stubs.append("proteus.outgas.lavatmos (needs calliope + LavAtmos)")
 
-    data = types.ModuleType("proteus.utils.data")
     fwl = Path(os.environ["FWL_DATA"])
+    try:  # an installed PROTEUS has its data module's own dependencies
+        data = importlib.import_module("proteus.utils.data")
+    except ImportError:
+        data = types.ModuleType("proteus.utils.data")
 
     def GetFWLData():
         return Path(fwl).absolute()
@@ -276,7 +280,7 @@ def import_proteus(record):
     data.download_sufficient_data = download_sufficient_data
     data.FWL_DATA_DIR = fwl
     sys.modules["proteus.utils.data"] = data
-    stubs.append("proteus.utils.data (needs osfclient; download service)")
+    stubs.append("proteus.utils.data: GetFWLData -> FWL_DATA, no downloads (the module itself where importable)")
 
     zal = types.ModuleType("proteus.interior_struct.zalmoxis")
 
@@ -306,6 +310,37 @@ def import_proteus(record):
 # ---------------------------------------------------------------------------------------
 # the run
 # ---------------------------------------------------------------------------------------
+def first_last_state(solver) -> list | None:
+    """The solver's first and last state of the call, [S_0..S_N-1, dS/dr_cmb] each (the
+    upstream layout), to compare the two codes' trajectories call by call."""
+    import numpy as np
+
+    sol = getattr(solver, "solution", None)
+    if sol is None or np.size(sol.t) < 1:
+        return None
+    y = np.asarray(sol.y, dtype=float)
+    return [y[:, 0].tolist(), y[:, -1].tolist()]
+
+
+def reference_last_state(solver, rtol: float) -> list | str | None:
+    """The call's last state by an independent integration of the same initial-value
+    problem: scipy's BDF at ``rtol`` (atol 1e-6 rtol in each component) on the upstream's
+    own right-hand side ``solver.dSdt(t [yr], y)``, from the call's first state over its
+    time window. Only under the upstream (this package has no ``dSdt``); since the two
+    right-hand sides agree (tests/compat), it is the reference for both codes' end states."""
+    import numpy as np
+    from scipy.integrate import solve_ivp
+
+    sol = getattr(solver, "solution", None)
+    if sol is None or not hasattr(solver, "dSdt") or np.size(sol.t) < 2:
+        return None
+    y0 = np.asarray(sol.y[:, 0], dtype=float)
+    t0, t1 = float(sol.t[0]), float(sol.t[-1])
+    atol = 1e-6 * rtol * np.maximum(np.abs(y0), 1e-300)
+    ref = solve_ivp(lambda t, y: solver.dSdt(t, y), (t0, t1), y0, method="BDF", rtol=rtol, atol=atol)
+    return ref.y[:, -1].tolist() if ref.status == 0 else f"scipy BDF: {ref.message}"
+
+
 def core_energy_flux(solver, out) -> float | None:
     """The call's mean CMB heat flux [W/m2] from the core's energy change between the
     solver's first and last state of the call (energy-balance core, upstream state layout
@@ -357,6 +392,12 @@ def main(argv=None):
     ap.add_argument("--initial-entropy", type=float, default=None,
                     help="S [J/kg/K] that PROTEUS's compute_initial_entropy returns (the same start "
                          "under both interpreters; default: PROTEUS's own inversion)")
+    ap.add_argument("--rtol", type=float, default=None, help="interior_energetics.rtol (PROTEUS default: 1e-6)")
+    ap.add_argument("--atol", type=float, default=None,
+                    help="interior_energetics.aragog.atol_temperature_equivalent [K] (PROTEUS default: 0.01)")
+    ap.add_argument("--reference-rtol", type=float, default=None,
+                    help="under the upstream: each call also integrated by scipy BDF at this rtol on the "
+                         "upstream's own right-hand side (reference_last)")
     ap.add_argument("--radius-mesh", action="store_true",
                     help="interior_energetics.aragog.mass_coordinates = false (PROTEUS's default: true)")
     args = ap.parse_args(argv)
@@ -425,6 +466,10 @@ def main(argv=None):
         cfg_path = outdir / "harness.toml"
         text = CONFIG_TOML if not args.radius_mesh else CONFIG_TOML.replace(
             "mass_coordinates = true", "mass_coordinates = false")
+        if args.rtol is not None:
+            text = text.replace("    num_levels = 80\n", f"    num_levels = 80\n    rtol = {args.rtol!r}\n")
+        if args.atol is not None:
+            text = text.replace("        core_bc = ", f"        atol_temperature_equivalent = {args.atol!r}\n        core_bc = ")
         cfg_path.write_text(text)
         config = P.C.read_config_object(cfg_path)
         ie = config.interior_energetics
@@ -549,6 +594,9 @@ def main(argv=None):
             rec["solver_out"] = spy["out"]
             if solver is not None:
                 rec["F_cmb_core_energy"] = core_energy_flux(solver, spy["out"])
+                rec["state_first_last"] = first_last_state(solver)
+                if args.reference_rtol is not None:
+                    rec["reference_last"] = reference_last_state(solver, args.reference_rtol)
             rec["raw_output"] = {k: spy["ret"].get(k) for k in RECORD_FIELDS if k in spy["ret"]} if spy["ret"] else None
             if exc_info is not None:
                 rec["exception"] = f"{type(exc_info).__name__}: {exc_info}"

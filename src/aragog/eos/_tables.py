@@ -97,6 +97,16 @@ def is_uniform(axis) -> bool:
     return bool(dev <= _UNIFORM_TOL * h)
 
 
+# ``scales`` (the column factors a table was read with) is no pytree field: a field outside
+# __init__ (so no register_dataclass ``drop_fields``, which JAX 0.9 mishandles: it drops the
+# characters of each name), set after construction; a tree_map'ed copy has None.
+
+
+def _with_scales(table, scales):
+    object.__setattr__(table, "scales", scales)
+    return table
+
+
 def _frozen(arr) -> np.ndarray:
     out = np.array(arr, dtype=np.float64, copy=True)
     out.flags.writeable = False
@@ -107,7 +117,6 @@ def _frozen(arr) -> np.ndarray:
     jax.tree_util.register_dataclass,
     data_fields=["P", "S", "T", "rho", "cp", "dTdPs", "alpha"],
     meta_fields=["P_uniform", "S_uniform"],
-    drop_fields=["scales"],
 )
 @dataclasses.dataclass(frozen=True, eq=False)
 class PhaseTable:
@@ -127,7 +136,7 @@ class PhaseTable:
     alpha: Any = None
     P_uniform: bool = False
     S_uniform: bool = False
-    scales: tuple | None = None
+    scales: tuple | None = dataclasses.field(default=None, init=False)  # not a leaf (above)
 
     @classmethod
     def from_arrays(cls, P, S, T, rho, cp, dTdPs, alpha=None, scales=None, name="phase") -> "PhaseTable":
@@ -152,7 +161,7 @@ class PhaseTable:
             if not np.isfinite(arr).all():
                 raise EOSError(f"{name}: table '{key}' has non-finite values")
             fields[key] = arr
-        return cls(P=P, S=S, P_uniform=is_uniform(P), S_uniform=is_uniform(S), scales=scales, **fields)
+        return _with_scales(cls(P=P, S=S, P_uniform=is_uniform(P), S_uniform=is_uniform(S), **fields), scales)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -170,14 +179,13 @@ class PhaseTable:
     def _map(self, fn) -> "PhaseTable":
         new = {k: (None if getattr(self, k) is None else fn(getattr(self, k)))
                for k in ("P", "S", "T", "rho", "cp", "dTdPs", "alpha")}
-        return dataclasses.replace(self, **new)
+        return _with_scales(dataclasses.replace(self, **new), self.scales)
 
 
 @partial(
     jax.tree_util.register_dataclass,
     data_fields=["P", "S"],
     meta_fields=["P_uniform"],
-    drop_fields=["scales"],
 )
 @dataclasses.dataclass(frozen=True, eq=False)
 class PhaseBoundary:
@@ -186,7 +194,7 @@ class PhaseBoundary:
     P: Any
     S: Any
     P_uniform: bool = False
-    scales: tuple | None = None
+    scales: tuple | None = dataclasses.field(default=None, init=False)  # not a leaf (above)
 
     @classmethod
     def from_arrays(cls, P, S, scales=None, name="boundary") -> "PhaseBoundary":
@@ -195,14 +203,14 @@ class PhaseBoundary:
             raise EOSError(f"{name}: P and S must be 1-D of equal length >= 2, got {P.shape}, {S.shape}")
         if not (np.isfinite(P).all() and np.isfinite(S).all() and (np.diff(P) > 0).all()):
             raise EOSError(f"{name}: values must be finite with P strictly increasing")
-        return cls(P=P, S=S, P_uniform=is_uniform(P), scales=scales)
+        return _with_scales(cls(P=P, S=S, P_uniform=is_uniform(P)), scales)
 
     @property
     def size(self) -> int:
         return int(np.shape(self.P)[0])
 
     def _map(self, fn) -> "PhaseBoundary":
-        return dataclasses.replace(self, P=fn(self.P), S=fn(self.S))
+        return _with_scales(dataclasses.replace(self, P=fn(self.P), S=fn(self.S)), self.scales)
 
 
 class TableIdentity(NamedTuple):

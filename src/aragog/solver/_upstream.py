@@ -30,9 +30,20 @@ from aragog.errors import AragogError
 from aragog.solver._entropy_solver import EntropySolver, SolverStateError
 from aragog.solver._output import SolverOutput
 
-__all__ = ["UpstreamEntropySolver", "UpstreamSolution", "is_upstream_parameters"]
+__all__ = ["EXTRA_STATE_SLOTS", "UpstreamEntropySolver", "UpstreamSolution", "is_upstream_parameters"]
 
 SECONDS_PER_YEAR = 31_557_600.0
+
+
+#: The upstream's extended state: the slots after the N cell entropies, per core_bc, in
+#: order (its ``aragog.solver.entropy_solver.EXTRA_STATE_SLOTS``, which PROTEUS reads to find
+#: T_core in ``_S0``). "gradient" replaces the whole state, so it is absent as upstream;
+#: "core_module" is refused (``aragog.parser``).
+EXTRA_STATE_SLOTS: dict[str, tuple[str, ...]] = {
+    "quasi_steady": (),
+    "energy_balance": ("dSdr_cmb",),
+    "bower2018": ("T_core",),
+}
 
 
 @dataclasses.dataclass
