@@ -97,12 +97,11 @@ def is_uniform(axis) -> bool:
     return bool(dev <= _UNIFORM_TOL * h)
 
 
-# ``scales`` (the column factors a table was read with) is no pytree field: a field outside
-# __init__ (so no register_dataclass ``drop_fields``, which JAX 0.9 mishandles: it drops the
-# characters of each name), set after construction; a tree_map'ed copy has None.
-
-
 def _with_scales(table, scales):
+    """``table`` with its ``scales`` set: the column factors a table was read with are no
+    pytree field but a field outside ``__init__`` set here (so the registration needs no
+    ``drop_fields``, which JAX 0.9 mishandles: it drops the characters of each name); a
+    tree_map'ed copy has None."""
     object.__setattr__(table, "scales", scales)
     return table
 
@@ -136,7 +135,7 @@ class PhaseTable:
     alpha: Any = None
     P_uniform: bool = False
     S_uniform: bool = False
-    scales: tuple | None = dataclasses.field(default=None, init=False)  # not a leaf (above)
+    scales: tuple | None = dataclasses.field(default=None, init=False)  # not a leaf: _with_scales
 
     @classmethod
     def from_arrays(cls, P, S, T, rho, cp, dTdPs, alpha=None, scales=None, name="phase") -> "PhaseTable":
@@ -194,7 +193,7 @@ class PhaseBoundary:
     P: Any
     S: Any
     P_uniform: bool = False
-    scales: tuple | None = dataclasses.field(default=None, init=False)  # not a leaf (above)
+    scales: tuple | None = dataclasses.field(default=None, init=False)  # not a leaf: _with_scales
 
     @classmethod
     def from_arrays(cls, P, S, scales=None, name="boundary") -> "PhaseBoundary":
