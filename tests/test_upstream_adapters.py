@@ -223,3 +223,74 @@ def test_extra_state_slots_describe_the_upstream_state(core_bc):
         assert state[n + slots.index("dSdr_cmb")] == pytest.approx((S[1] - S[0]) / (r[1] - r[0]), rel=1e-12)
     if "T_core" in slots:
         assert 1000.0 < state[n + slots.index("T_core")] < 20000.0
+
+
+def _solved_upstream_solver(core_bc="energy_balance", end_time=100.0):
+    from aragog.solver import EntropySolver
+
+    params = upstream_params()
+    params.boundary_conditions.core_bc = core_bc
+    params.solver.end_time = end_time
+    solver = EntropySolver(params)
+    solver.initialize()
+    solver.set_initial_entropy(np.linspace(2600.0, 2700.0, solver._n_stag))
+    solver.solve()
+    return solver
+
+
+@pytest.mark.parametrize("core_bc", ["energy_balance", "bower2018"])
+def test_state_assignment_restores_the_upstream_state(core_bc):
+    """PROTEUS 26.10's retry ladder does ``solver.reset(); solver._S0 = S0_entry``: the
+    whole upstream state, slot included, comes back exactly; a wrong length is refused."""
+    solver = _solved_upstream_solver(core_bc, end_time=10.0)
+    entry = np.array(solver._S0, copy=True)
+    solver.parameters.solver.start_time, solver.parameters.solver.end_time = 10.0, 50.0
+    solver.solve()
+    assert not np.array_equal(solver._S0, entry)
+    solver.reset()
+    solver._S0 = entry
+    np.testing.assert_array_equal(solver._S0, entry)
+    with pytest.raises(aragog.errors.AragogError, match="_S0 needs"):
+        solver._S0 = entry[:-1]
+
+
+def test_max_steps_is_read_once_and_raised_by_assignment():
+    """``_max_steps`` starts at ``solver.max_steps`` and is the step budget of the next
+    solve (PROTEUS raises it in its retry ladder): a budget of 3 steps stops the solve
+    with a status < 0, the default one finishes it."""
+    solver = _solved_upstream_solver(end_time=0.0)
+    assert solver._max_steps == solver.parameters.solver.max_steps
+    S = np.array(solver._S0, copy=True)
+    solver._max_steps = 3
+    solver.parameters.solver.end_time = 1e3
+    solver.reset()
+    solver._S0 = S
+    solver.solve()
+    assert solver.solution.status < 0
+    solver._max_steps = solver.parameters.solver.max_steps
+    solver.reset()
+    solver._S0 = S
+    solver.solve()
+    assert solver.solution.status == 0
+
+
+def test_last_compression_is_the_next_solves_compression_work():
+    """``_last_compression_J`` after a reset that changes the structure is the work the next
+    solve reports as ``step_dE_compression_J`` (one computation, docs/output.md); 0 after a
+    reset on the same mesh; an assigned value is read back (PROTEUS restores it after a
+    retry)."""
+    solver = _solved_upstream_solver()
+    np.testing.assert_array_equal(solver._P_basic_flat, np.asarray(solver.evaluator.mesh.P_basic))
+    solver.reset()
+    assert solver._last_compression_J == 0.0
+    S = np.array(solver._S0, copy=True)
+    solver.parameters.mesh.outer_radius *= 0.999  # a new structure: the pressures move
+    solver.reset()
+    work = solver._last_compression_J
+    assert work != 0.0 and math.isfinite(work)
+    solver._S0 = S
+    solver.parameters.solver.start_time, solver.parameters.solver.end_time = 100.0, 110.0
+    solver.solve()
+    assert solver.get_state().step_dE_compression_J == pytest.approx(work, rel=1e-12)
+    solver._last_compression_J = 1.5
+    assert solver._last_compression_J == 1.5

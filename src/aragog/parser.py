@@ -321,7 +321,8 @@ class Parameters:
         return cls(**built)
 
     # ------------------------------------------------------------------ conversion
-    def to_config(self, eos_dir: str | Path | None = None, atol_scale: float = 1.0) -> _config.Parameters:
+    def to_config(self, eos_dir: str | Path | None = None, atol_scale: float = 1.0,
+                  max_steps: int | None = None) -> _config.Parameters:
         """This package's validated :class:`aragog.config.Parameters` for these values.
 
         Args:
@@ -329,6 +330,8 @@ class Parameters:
                 bundled table model (or constant properties, if set).
             atol_scale: factor on the absolute tolerance (the upstream retry ladder's
                 ``_atol_sf``).
+            max_steps: the step budget instead of ``solver.max_steps`` (the upstream
+                solver's ``_max_steps``, which PROTEUS raises in its retry ladder).
         """
         bc, en, mesh, pm, sp = self.boundary_conditions, self.energy, self.mesh, self.phase_mixed, self.solver
         self.boundary_conditions.normalize()
@@ -337,7 +340,8 @@ class Parameters:
             solver=_config.SolverParams(
                 start_time=float(sp.start_time), end_time=float(sp.end_time),
                 atol=max(float(sp.atol), 1e-8) * float(atol_scale), rtol=float(sp.rtol),
-                tsurf_poststep_change=float(sp.tsurf_poststep_change), max_steps=int(sp.max_steps),
+                tsurf_poststep_change=float(sp.tsurf_poststep_change),
+                max_steps=int(sp.max_steps if max_steps is None else max_steps),
                 output_points=int(sp.cvode_output_points), method=en.solver_method),
             boundary_conditions=_config.BoundaryConditionsParams(
                 outer_boundary_condition=int(bc.outer_boundary_condition),

@@ -232,7 +232,7 @@ class EnergyBook:
                 P = powers([bound.call("diagnostics", float(tk), yk) for tk, yk in zip(t, y)])
             out.update(self.window_fields(np.asarray(t) * float(inp.scales.t), ends, inp, options, P))
             if len(records) >= 2:
-                out["step_dE_compression_J"] = self._compression(records[-2], records[-1], bind, options)
+                out["step_dE_compression_J"] = self.compression_since(records[-2], inp, bind, options)
             self._totals[float(t_rec[-1])] = out
         self._step = (solve_key, out)
         return out
@@ -253,9 +253,11 @@ class EnergyBook:
             out["step_dE_F_cmb_J"] = exact
         return {k: float(v) for k, v in out.items()}
 
-    def _compression(self, prev, cur, bind, options) -> float:
-        """Compression work of the structure change between two solves (module docstring)."""
-        inp_old, inp_new = prev[2], cur[2]
+    def compression_since(self, prev, inp_new, bind, options) -> float:
+        """Compression work [J] of the structure change from the solve recorded in ``prev``
+        (``(t, y, inputs)``; its last state is the carried entropy) to ``inp_new`` (module
+        docstring); 0 on an unchanged mesh."""
+        inp_old = prev[2]
         P_old, P_new = np.asarray(inp_old.mesh.P_stag), np.asarray(inp_new.mesh.P_stag)
         if P_old.shape != P_new.shape or np.array_equal(P_old, P_new):
             return 0.0

@@ -89,6 +89,9 @@ class UpstreamEntropySolver(EntropySolver, interface=True):
         self._jax_factory_calls = 0
         self._dSdr_cmb_init: float | None = None  # set_initial_dSdr_cmb override
         self._solution_cache: UpstreamSolution | None = None
+        self._max_steps = int(parameters.solver.max_steps)  # read once, as upstream
+        self._compression_from = None  # the solve recorded before the last reset()
+        self._compression_J: float | None = None  # its compression work, once measured or set
         super().__init__(self._convert())
 
     # ------------------------------------------------------------------ parameters
@@ -103,7 +106,8 @@ class UpstreamEntropySolver(EntropySolver, interface=True):
 
     def _convert(self):
         eos_dir = None if self.entropy_eos is None else self.entropy_eos.directory
-        return self._upstream.to_config(eos_dir=eos_dir, atol_scale=float(self._atol_sf))
+        return self._upstream.to_config(eos_dir=eos_dir, atol_scale=float(self._atol_sf),
+                                        max_steps=self._max_steps)
 
     def _sync(self) -> None:
         """Rebuild the native parameters from the upstream ones; reset when they changed."""
@@ -116,6 +120,8 @@ class UpstreamEntropySolver(EntropySolver, interface=True):
         """Re-read the upstream parameters (and ``_atol_sf``); no recompilation when only
         values changed."""
         self._params = self._convert()
+        self._compression_from = self._records[-1] if self._records else None
+        self._compression_J = None
         EntropySolver.reset(self)
         return self
 
@@ -124,6 +130,7 @@ class UpstreamEntropySolver(EntropySolver, interface=True):
         from ``[initial_condition]``: call :meth:`set_initial_entropy` next."""
         self.reset()
         self._records.clear()
+        self._compression_from = None
         self._trace = None
         self._S = self._dSdr_cmb = self._time = self._last = None
         self._solution_cache = None
@@ -147,6 +154,28 @@ class UpstreamEntropySolver(EntropySolver, interface=True):
     def _r_basic_flat(self) -> np.ndarray:
         self._require_inputs()
         return np.asarray(self._inputs.mesh.r_basic, dtype=float)
+
+    @property
+    def _P_basic_flat(self) -> np.ndarray:
+        self._require_inputs()
+        return np.asarray(self._inputs.mesh.P_basic, dtype=float)
+
+    @property
+    def _last_compression_J(self) -> float:
+        """Compression work [J] of the structure change of the last :meth:`reset` (the
+        upstream's name; PROTEUS reads it before each coupled call and puts it back after a
+        retry's reset): Σ m (h(P_new, S) − h(P_old, S)) with the entropy the solve before the
+        reset ended with, 0 on an unchanged mesh or before any solve. The next solve's
+        ``step_dE_compression_J`` is the same work (docs/output.md)."""
+        if self._compression_J is None:
+            prev = self._compression_from
+            self._compression_J = 0.0 if prev is None or self._inputs is None else float(
+                self._energy.compression_since(prev, self._inputs, self._bind, self._options))
+        return self._compression_J
+
+    @_last_compression_J.setter
+    def _last_compression_J(self, value: float) -> None:
+        self._compression_J = float(value)
 
     @property
     def _cmb_area(self) -> float:
@@ -188,6 +217,23 @@ class UpstreamEntropySolver(EntropySolver, interface=True):
         if self._S is None:
             return None
         return self._upstream_state(*self._split(self._y0()))
+
+    @_S0.setter
+    def _S0(self, state) -> None:
+        """Set the whole state in the upstream layout (PROTEUS's retry ladder restores the
+        state a call started from this way): the cell entropies, then each slot of
+        :data:`EXTRA_STATE_SLOTS` for this core_bc, taken as given."""
+        self._require_inputs()
+        arr = np.asarray(state, dtype=np.float64)
+        n, slots = self.n_cells, EXTRA_STATE_SLOTS.get(self._core_bc, ())
+        if arr.shape != (n + len(slots),):
+            raise AragogError(f"_S0 needs {n} cell entropies then {list(slots) or 'no slot'} "
+                              f"(core_bc = {self._core_bc!r}), got shape {arr.shape}")
+        EntropySolver.set_initial_entropy(self, arr[:n])
+        if "dSdr_cmb" in slots:
+            self._dSdr_cmb = float(arr[n])
+        if "T_core" in slots:
+            self._T_core = float(arr[n + slots.index("T_core")])
 
     def set_initial_entropy(self, S_init) -> None:
         """Entropy per cell [J/kg/K] (or a scalar; or the full upstream state with the CMB
