@@ -294,3 +294,27 @@ def test_last_compression_is_the_next_solves_compression_work():
     assert solver.get_state().step_dE_compression_J == pytest.approx(work, rel=1e-12)
     solver._last_compression_J = 1.5
     assert solver._last_compression_J == 1.5
+
+
+def test_separation_viscosity_is_passed_on_and_checked(caplog):
+    """``phase_mixed.separation_viscosity`` (PROTEUS 26.10 sets "mixture") reaches this
+    package's parameters without a no-effect warning; an unknown value is refused by name."""
+    params = upstream_params()
+    params.phase_mixed.separation_viscosity = "mixture"
+    with caplog.at_level(logging.WARNING):
+        native = params.to_config()
+    assert native.phase_mixed.separation_viscosity == "mixture"
+    assert "separation_viscosity" not in caplog.text
+    assert upstream_params().to_config().phase_mixed.separation_viscosity == "melt"
+    params.phase_mixed.separation_viscosity = "solid"
+    with pytest.raises(ConfigError, match="separation_viscosity"):
+        params.to_config()
+
+
+def test_jax_factory_refuses_a_core_module_budget():
+    """PROTEUS 26.10 passes ``core_module_budget`` to ``build_jax_rhs_and_jacobian`` (None
+    outside core_bc "core_module"); a budget is refused by name, as the mode itself."""
+    from aragog.solver.cvode_jax import build_jax_rhs_and_jacobian
+
+    with pytest.raises(aragog.errors.AragogError, match="core_module"):
+        build_jax_rhs_and_jacobian(None, None, None, None, None, None, core_module_budget=object())

@@ -58,6 +58,8 @@ VARIANTS = {
     "on": {},
     "no-mix": {"energy.mixing": False},
     "no-sep": {"energy.gravitational_separation": False},
+    # the separation's drag viscosity the mush's own (PROTEUS's default since 26.10)
+    "sep-mixture": {"phase_mixed.separation_viscosity": "mixture"},
 }
 
 

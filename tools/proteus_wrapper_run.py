@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import logging
 import math
@@ -304,6 +305,20 @@ def import_proteus(record):
     import proteus.utils.coupler as CP
     from proteus.interior_energetics.common import Interior_t
 
+    if hasattr(A, "require_cvode") and importlib.util.find_spec("aragog.solver.backends") is not None:
+        # PROTEUS >= 26.10 checks that scikits_odes_sundials imports before it builds a
+        # "cvode" solver; this package brings its own CVODE binding and never imports it.
+        original = A.require_cvode
+
+        def require_cvode(config):
+            try:
+                return original(config)
+            except ImportError:
+                return None
+
+        A.require_cvode = require_cvode
+        stubs.append("require_cvode: scikits_odes_sundials not required (this package's own CVODE)")
+
     return types.SimpleNamespace(C=C, A=A, TS=TS, W=W, D=D, CP=CP, Interior_t=Interior_t)
 
 
@@ -398,6 +413,9 @@ def main(argv=None):
     ap.add_argument("--reference-rtol", type=float, default=None,
                     help="under the upstream: each call also integrated by scipy BDF at this rtol on the "
                          "upstream's own right-hand side (reference_last)")
+    ap.add_argument("--mantle-eos", default=None,
+                    help='interior_struct.zalmoxis.mantle_eos (PROTEUS >= 26.10, whose default is PALEOS; '
+                         '"WolfBower2018:MgSiO3" for the RTmelt tables of this run)')
     ap.add_argument("--radius-mesh", action="store_true",
                     help="interior_energetics.aragog.mass_coordinates = false (PROTEUS's default: true)")
     args = ap.parse_args(argv)
@@ -466,6 +484,8 @@ def main(argv=None):
         cfg_path = outdir / "harness.toml"
         text = CONFIG_TOML if not args.radius_mesh else CONFIG_TOML.replace(
             "mass_coordinates = true", "mass_coordinates = false")
+        if args.mantle_eos is not None:
+            text = text.replace("    melting_dir = ", f"    zalmoxis.mantle_eos = {args.mantle_eos!r}\n    melting_dir = ")
         if args.rtol is not None:
             text = text.replace("    num_levels = 80\n", f"    num_levels = 80\n    rtol = {args.rtol!r}\n")
         if args.atol is not None:
@@ -511,9 +531,8 @@ def main(argv=None):
         orig_build = P.A.AragogRunner.__dict__["_build_helpfile_output"].__func__
         spy = {"out": None, "ret": None}
 
-        def _build_spy(out, hf_row, interior_o=None, surface_d=0.0, surface_bc_mode="flux"):
-            ret = orig_build(out, hf_row, interior_o=interior_o, surface_d=surface_d,
-                             surface_bc_mode=surface_bc_mode)
+        def _build_spy(out, hf_row, *args, **kwargs):  # whatever this PROTEUS passes
+            ret = orig_build(out, hf_row, *args, **kwargs)
             spy["out"] = {"status": getattr(out, "status", None), "dt_actual": getattr(out, "dt_actual", None),
                           "T_core": getattr(out, "T_core", None)}
             spy["ret"] = dict(ret)

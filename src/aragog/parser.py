@@ -384,7 +384,7 @@ class Parameters:
                 rheological_transition_width=float(pm.rheological_transition_width),
                 solidus=str(_path_text(pm.solidus)), liquidus=str(_path_text(pm.liquidus)), phase=pm.phase,
                 phase_transition_width=float(pm.phase_transition_width), grain_size=float(pm.grain_size),
-                separation_buoyancy=pm.separation_buoyancy,
+                separation_buoyancy=pm.separation_buoyancy, separation_viscosity=pm.separation_viscosity,
                 matprop_smooth_width=float(pm.matprop_smooth_width) if pm.matprop_smooth_width > 0 else 0.01,
                 const_properties=bool(pm.const_properties),
                 **({k: float(getattr(pm, k)) for k in _CONST_KEYS} if pm.const_properties else {})),
@@ -479,7 +479,6 @@ _NO_EFFECT = {
     ("energy", "phase_boundary_entropy_margin"): 200.0,
     ("energy", "phase_boundary_cap"): None,
     ("boundary_conditions", "top_node"): "linear",
-    ("phase_mixed", "separation_viscosity"): "melt",
     ("phase_mixed", "cp_blend"): "latent",
     ("solver", "tcore_change_limit"): None,
 }

@@ -566,6 +566,7 @@ class Sequence:
                 bottom_up_grav_sep=True,
                 phase_smoothing=cfg["phase_smoothing"],
                 phase_smoothing_width=0.01,
+                separation_viscosity="melt",  # PROTEUS 26.10 passes it (84b029b did not)
             )
             self._at("jax factory: MeshArrays.from_numpy_mesh(solver.evaluator.mesh)")
             mesh_jax = MeshArrays.from_numpy_mesh(solver.evaluator.mesh)
@@ -618,6 +619,10 @@ class Sequence:
                     scales,
                     core_bc_mode=core_bc_mode,
                     radio_isotope_params=radio_isotope_params,
+                    # PROTEUS 26.10 passes these in every mode (None and 0 outside core_module)
+                    core_module_budget=None,
+                    core_module_q_radio=0.0,
+                    core_module_ra_crit_cmb=None,
                 )
                 return rhs_fn, jac_fn
 

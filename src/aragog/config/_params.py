@@ -177,6 +177,7 @@ class PhaseMixedParams:
     phase_transition_width: float = _f("phase_mixed", "phase_transition_width")
     grain_size: float = _f("phase_mixed", "grain_size")  # m
     separation_buoyancy: str = _f("phase_mixed", "separation_buoyancy")  # "solid" | "mixture"
+    separation_viscosity: str = _f("phase_mixed", "separation_viscosity")  # "melt" | "mixture"
     matprop_smooth_width: float = _f("phase_mixed", "matprop_smooth_width")
     const_properties: bool = _f("phase_mixed", "const_properties")
     const_rho: float | None = _f("phase_mixed", "const_rho")  # kg/m³

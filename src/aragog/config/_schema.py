@@ -255,6 +255,10 @@ _PHASE_MIXED = {
     "separation_buoyancy": Key("str", "solid", "", "buoyancy of melt-solid separation: against the "
                                "solid (Abe 1995, SPIDER) or the mixture (McKenzie 1984)",
                                choices=("solid", "mixture")),
+    "separation_viscosity": Key("str", "melt", "", "drag viscosity of melt-solid separation: the melt's "
+                                "(SPIDER) or the mush's own rheological blend, so that separation "
+                                "locks up with the bulk rheology (the upstream's 'mixture', PROTEUS's "
+                                "default)", choices=("melt", "mixture")),
     "matprop_smooth_width": Key("float", 0.01, "-", "blending width near the phase boundaries",
                                 lo=0.0, hi=1.0, lo_open=True),
     "const_properties": _bool("constant-property mode (const_* keys; no tables)", False),
@@ -335,7 +339,6 @@ LEGACY_IGNORED = frozenset({
     ("solver", "tcore_change_limit"),
     ("boundary_conditions", "top_node"),
     ("boundary_conditions", "core_module_params"),
-    ("phase_mixed", "separation_viscosity"),
     ("phase_mixed", "cp_blend"),
 })
 

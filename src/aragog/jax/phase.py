@@ -30,6 +30,11 @@ class PhaseParams:
     bottom_up_grav_sep: bool = True
     phase_smoothing: str = "tanh"
     phase_smoothing_width: float = 0.01
+    # PROTEUS 26.10 passes these too; the solver's own settings are the parser's, which
+    # warns where a value has no effect here (docs/compat.md).
+    separation_viscosity: str = "melt"
+    convective_threshold: float = 0.0
+    separation_buoyancy: str = "mixture"
 
 
 @dataclass(frozen=True)

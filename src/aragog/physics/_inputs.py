@@ -123,6 +123,8 @@ class TransportParams:
     buoyancy_mixture [-]: 1 for the separation buoyancy against the mixture (McKenzie 1984:
         the matrix terms of the permeability law carry a factor 1 - p), 0 against the
         solid (Abe 1995, SPIDER); ``phase_mixed.separation_buoyancy``.
+    viscosity_mixture [-]: 1 for the separation drag viscosity of the node's own
+        (rheological) viscosity, 0 for the melt's (SPIDER); ``phase_mixed.separation_viscosity``.
     phi_rheo, phi_width [-]: rheological transition (centre, width) of the floor weight;
         pass the same values as ``MaterialParams.phi_rheo/phi_width``.
     mixing_onset_width [-]: w of the ramped drive of the chemical eddy diffusivity,
@@ -134,6 +136,7 @@ class TransportParams:
     eddy_chemical: Any = 1.0
     grain_size: Any = 1.0e-3
     buoyancy_mixture: Any = 0.0
+    viscosity_mixture: Any = 0.0
     phi_rheo: Any = 0.4
     phi_width: Any = 0.15
     mixing_onset_width: Any = 1.0e-3

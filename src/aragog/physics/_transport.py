@@ -149,18 +149,20 @@ def permeability(p, grain_size, matrix_factor=1.0):
     return grain_size**2 * (matrix_factor * matrix + w1 * w2 * stokes)
 
 
-def gravitational_separation_flux(st, g, grain_size, visc_liq, buoyancy_mixture=0.0):
+def gravitational_separation_flux(st, g, grain_size, drag_viscosity, buoyancy_mixture=0.0):
     """J_grav = j T_fus ΔS_fus (docs/physics.md; Bower et al. 2018 eq. 12, Abe 1993).
 
-    j = ρ phi (1-phi) v_rel [kg m-2 s-1], v_rel = (ρ_sol - ρ_liq) g K(p) / η_liq (melt
-    rises relative to the solid when it is lighter: positive outward),
+    j = ρ phi (1-phi) v_rel [kg m-2 s-1], v_rel = (ρ_sol - ρ_liq) g K(p) / η (melt
+    rises relative to the solid when it is lighter: positive outward); ``drag_viscosity`` η
+    [Pa s], scalar or per node: the melt's (SPIDER) or the node's own rheological
+    viscosity (``phase_mixed.separation_viscosity = "mixture"``, the upstream's).
     T_fus = (T_sol + T_liq)/2, ΔS_fus = S_liq - S_sol. Zero outside the mush (phi is
     clipped to [0, 1], so phi (1 - phi) = 0 there). ``buoyancy_mixture`` = 1: the buoyancy
     against the mixture (McKenzie 1984), the permeability's matrix branches times 1 - p.
     """
     p = porosity(st)
     K = permeability(p, grain_size, 1.0 - buoyancy_mixture * p)
-    v_rel = (st.rho_sol - st.rho_liq) * g * K / visc_liq
+    v_rel = (st.rho_sol - st.rho_liq) * g * K / drag_viscosity
     j = st.rho * st.phi * (1.0 - st.phi) * v_rel
     return j * 0.5 * (st.T_sol + st.T_liq) * (st.S_liq - st.S_sol)
 

@@ -103,6 +103,7 @@ def physics_inputs(params, mesh, eos_data) -> physics.PhysicsInputs:
         kappah_floor=en.kappah_floor, eddy_thermal=en.eddy_diffusivity_thermal,
         eddy_chemical=en.eddy_diffusivity_chemical, grain_size=pm.grain_size,
         buoyancy_mixture=1.0 if pm.separation_buoyancy == "mixture" else 0.0,
+        viscosity_mixture=1.0 if pm.separation_viscosity == "mixture" else 0.0,
         phi_rheo=pm.rheological_transition_melt_fraction, phi_width=pm.rheological_transition_width,
         mixing_onset_width=en.mixing_onset_width,
     )

@@ -24,7 +24,9 @@ _MATCH_RTOL = 1e-12
 
 
 def build_jax_rhs_and_jacobian(eos_jax, params_jax, mesh_jax, bc_jax, heating_static, scales,
-                               core_bc_mode: str = "energy_balance", radio_isotope_params=()):
+                               core_bc_mode: str = "energy_balance", radio_isotope_params=(),
+                               core_module_budget=None, core_module_q_radio: float = 0.0,
+                               core_module_ra_crit_cmb=None):
     """``(rhs_fn, jac_fn, info)`` for the solver that issued ``scales``.
 
     ``rhs_fn(t, y, ydot)`` writes dy/dt of the solver's scaled state ``y`` at time ``t``
@@ -36,10 +38,18 @@ def build_jax_rhs_and_jacobian(eos_jax, params_jax, mesh_jax, bc_jax, heating_st
     against them, so a record built from stale values raises instead of integrating
     something else.
 
+    ``core_module_budget``, ``core_module_q_radio`` and ``core_module_ra_crit_cmb`` (PROTEUS
+    26.10 passes them, None and 0 outside core_bc "core_module") belong to the upstream's
+    stratified core, which this package refuses (``aragog.parser``).
+
     Raises:
         AragogError: ``scales`` does not come from a live solver, the solver has not been
-            initialised, or the boundary record disagrees with the solver's parameters.
+            initialised, the boundary record disagrees with the solver's parameters, or a
+            core-module budget is given.
     """
+    if core_module_budget is not None:
+        raise AragogError("build_jax_rhs_and_jacobian: core_module_budget is given, but core_bc 'core_module' "
+                          "(the upstream's stratified core) is not available here")
     solver = scales.solver() if hasattr(scales, "solver") else None
     if solver is None:
         raise AragogError("build_jax_rhs_and_jacobian: `scales` must be the NonDimScales a solver passes to "
