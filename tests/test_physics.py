@@ -393,15 +393,15 @@ def test_mixture_buoyancy_scales_the_matrix_branches_only():
 
 
 def test_mixture_drag_viscosity_divides_the_separation_by_the_nodes_viscosity():
-    """separation_viscosity = "mixture" (viscosity_mixture 1): the drag viscosity is each
+    """separation_viscosity = "mixture" (a static option): the drag viscosity is each
     basic node's own viscosity instead of the melt's, so J_grav scales by η_liq/η_node at
     every node (the donor weights are the same: the flux keeps its sign), exactly up to
     rounding; the other fluxes do not change."""
     options = all_on(1, "energy_balance")
+    mixture = all_on(1, "energy_balance", separation_viscosity="mixture")
     melt = make_inputs(n_nodes=12)
-    mixture = make_inputs(n_nodes=12, transport={"viscosity_mixture": 1.0})
     y = random_state(melt, options, 3)
-    d0, d1 = _diag(0.0, y, melt, options), _diag(0.0, y, mixture, options)
+    d0, d1 = _diag(0.0, y, melt, options), _diag(0.0, y, melt, mixture)
     s = jax.jit(ph.structure_stage, static_argnums=2)(y, melt, options)
     visc_basic = np.asarray(s.split()[1].visc)
     j0, j1 = np.asarray(d0.jgrav), np.asarray(d1.jgrav)

@@ -325,6 +325,20 @@ def import_proteus(record):
 # ---------------------------------------------------------------------------------------
 # the run
 # ---------------------------------------------------------------------------------------
+def upstream_parameters(solver) -> dict | str:
+    """The wrapper's ``aragog.parser.Parameters`` as {section: {field: value}} (values as
+    text), to compare what two PROTEUS versions set."""
+    import dataclasses
+
+    try:
+        params = solver.parameters
+        return {f.name: ({g.name: repr(getattr(section, g.name)) for g in dataclasses.fields(section)}
+                         if dataclasses.is_dataclass(section) else repr(section))
+                for f in dataclasses.fields(params) for section in [getattr(params, f.name)]}
+    except Exception as exc:  # noqa: BLE001 - a diagnostic
+        return f"unavailable: {type(exc).__name__}: {exc}"
+
+
 def first_last_state(solver) -> list | None:
     """The solver's first and last state of the call, [S_0..S_N-1, dS/dr_cmb] each (the
     upstream layout), to compare the two codes' trajectories call by call."""
@@ -609,6 +623,8 @@ def main(argv=None):
                 except Exception as e:
                     rec["t_window_error"] = repr(e)
                 rec["jax_factory_calls"] = getattr(solver, "_jax_factory_call_count", None)
+                if "upstream_parameters" not in record["setup"]:  # what the wrapper set, once
+                    record["setup"]["upstream_parameters"] = upstream_parameters(solver)
             rec["dt_proteus_next_step"] = sched["last_real"]
             rec["solver_out"] = spy["out"]
             if solver is not None:

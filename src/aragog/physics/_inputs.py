@@ -69,6 +69,10 @@ class PhysicsOptions:
     constant_properties: ``PhysicsInputs.eos`` is an ``eos.ConstantParams`` (no phase
         change: gravitational separation and mixing are identically zero) instead of an
         ``eos.EOSTables``.
+    separation_viscosity: drag viscosity of gravitational separation, "melt" (η_liq,
+        SPIDER) or "mixture" (each node's own rheological viscosity, the upstream's option);
+        ``phase_mixed.separation_viscosity``. A model switch, so the default program is
+        the one without it.
     """
 
     conduction: bool = True
@@ -81,6 +85,7 @@ class PhysicsOptions:
     utbl: bool = False
     core_bc: str = "energy_balance"
     constant_properties: bool = False
+    separation_viscosity: str = "melt"
 
     def __post_init__(self):
         for name in ("conduction", "convection", "gravitational_separation", "mixing",
@@ -92,6 +97,9 @@ class PhysicsOptions:
             raise ValueError(f"PhysicsOptions.surface_bc must be one of {SURFACE_BCS}, got {self.surface_bc!r}")
         if self.core_bc not in CORE_BCS:
             raise ValueError(f"PhysicsOptions.core_bc must be one of {CORE_BCS}, got {self.core_bc!r}")
+        if self.separation_viscosity not in ("melt", "mixture"):
+            raise ValueError("PhysicsOptions.separation_viscosity must be 'melt' or 'mixture', "
+                             f"got {self.separation_viscosity!r}")
 
     @property
     def energy_balance(self) -> bool:
@@ -123,8 +131,6 @@ class TransportParams:
     buoyancy_mixture [-]: 1 for the separation buoyancy against the mixture (McKenzie 1984:
         the matrix terms of the permeability law carry a factor 1 - p), 0 against the
         solid (Abe 1995, SPIDER); ``phase_mixed.separation_buoyancy``.
-    viscosity_mixture [-]: 1 for the separation drag viscosity of the node's own
-        (rheological) viscosity, 0 for the melt's (SPIDER); ``phase_mixed.separation_viscosity``.
     phi_rheo, phi_width [-]: rheological transition (centre, width) of the floor weight;
         pass the same values as ``MaterialParams.phi_rheo/phi_width``.
     mixing_onset_width [-]: w of the ramped drive of the chemical eddy diffusivity,
@@ -136,7 +142,6 @@ class TransportParams:
     eddy_chemical: Any = 1.0
     grain_size: Any = 1.0e-3
     buoyancy_mixture: Any = 0.0
-    viscosity_mixture: Any = 0.0
     phi_rheo: Any = 0.4
     phi_width: Any = 0.15
     mixing_onset_width: Any = 1.0e-3

@@ -185,7 +185,7 @@ def _node_fluxes(st, S_b, dSdr_b, st_c, S_c, inputs, options) -> _Fluxes:
         width = inputs.material.smooth_width
         g_c = (S_c - st_c.S_sol) / (st_c.S_liq - st_c.S_sol)  # unclipped melt fraction of the cells
     if options.gravitational_separation and two_phase:
-        drag_viscosity = jnp.where(tp.viscosity_mixture > 0.5, st.visc, inputs.material.visc_liq)
+        drag_viscosity = st.visc if options.separation_viscosity == "mixture" else inputs.material.visc_liq
         jgrav = tr.gravitational_separation_flux(st, mesh.g_basic, tp.grain_size, drag_viscosity,
                                                  tp.buoyancy_mixture)
         # Melt percolates through the solid matrix of the cell it leaves: both phases there.

@@ -40,6 +40,7 @@ def physics_options(params) -> physics.PhysicsOptions:
         utbl=bool(bc.param_utbl),
         core_bc=core,
         constant_properties=bool(params.phase_mixed.const_properties),
+        separation_viscosity=str(params.phase_mixed.separation_viscosity),
     )
 
 
@@ -103,7 +104,6 @@ def physics_inputs(params, mesh, eos_data) -> physics.PhysicsInputs:
         kappah_floor=en.kappah_floor, eddy_thermal=en.eddy_diffusivity_thermal,
         eddy_chemical=en.eddy_diffusivity_chemical, grain_size=pm.grain_size,
         buoyancy_mixture=1.0 if pm.separation_buoyancy == "mixture" else 0.0,
-        viscosity_mixture=1.0 if pm.separation_viscosity == "mixture" else 0.0,
         phi_rheo=pm.rheological_transition_melt_fraction, phi_width=pm.rheological_transition_width,
         mixing_onset_width=en.mixing_onset_width,
     )
