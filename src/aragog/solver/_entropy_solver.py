@@ -24,6 +24,7 @@ from aragog.solver.backends import METHODS, integrate
 from aragog.solver._budget import EnergyBook
 from aragog.solver._derived import DerivedInputs
 from aragog.solver._budget import needs_step_trace
+from aragog.solver._tolerances import absolute_tolerances
 from aragog.solver._compile_stats import compile_stats, log_new_compiles, solver_stats
 from aragog.solver._persistent_cache import configure_compilation_cache, programs_in_cache
 from aragog.solver._shared_programs import block_programs, shared_programs, store_key
@@ -405,9 +406,9 @@ class EntropySolver:
         else:
             n_out = max(int(sp.output_points), 2)
             t_eval = np.linspace(t0, t1, n_out)
-            # atol [J/kg/K] applies to the nondimensional state (entropy / Scales.S; the
-            # energy-balance slot is of order one in the same scaling).
-            atol = float(sp.atol) / float(self._inputs.scales.S)
+            # atol [J/kg/K] applies to the nondimensional state (entropy / Scales.S); the
+            # energy-balance slot's, to the CMB entropy it sets (solver/_tolerances.py).
+            atol = absolute_tolerances(float(sp.atol), len(y0), self._inputs, self._options)
             result = integrate(problem, t_eval, y0, method=method, rtol=float(sp.rtol), atol=atol,
                                max_steps=int(sp.max_steps), event=event, warm=self._warm_start(method),
                                trace=needs_step_trace(self._options))
