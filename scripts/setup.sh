@@ -1,29 +1,30 @@
 #!/usr/bin/env bash
 # Install what aragog needs, only what is missing, and nothing at run time:
-#   1. SUNDIALS (its CVODE shared library, called through ctypes) from the system
-#      package manager;
+#   1. SUNDIALS 6 (its CVODE shared library) from the system package manager, where apt-get
+#      can be used (root, or password-less sudo); without it, the SUNDIALS 7 library of the
+#      scikit-sundae wheel (a dependency) is used: no root needed;
 #   2. a virtual environment in .venv;
 #   3. the package itself, editable, with its test extras.
 # Idempotent: a second call with nothing missing takes about a second.
+# ARAGOG_NO_APT=1 skips step 1 (the wheel's library, as on a machine without root).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
-# ---- 1. system packages --------------------------------------------------------------
-need_apt=()
-[ -f /usr/include/cvode/cvode.h ] || need_apt+=(libsundials-dev)
-if [ ${#need_apt[@]} -gt 0 ]; then
-    if ! command -v apt-get >/dev/null 2>&1; then
-        log "missing system packages (${need_apt[*]}) and no apt-get: install SUNDIALS 6.x development files by hand"
-        exit 1
-    fi
+# ---- 1. system packages (optional) ---------------------------------------------------------
+if [ ! -f /usr/include/cvode/cvode.h ] && [ "${ARAGOG_NO_APT:-0}" != "1" ]; then
     sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    log "installing system packages: ${need_apt[*]}"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+    [ "$(id -u)" -eq 0 ] || sudo="sudo -n"
+    if command -v apt-get >/dev/null 2>&1 && { [ -z "$sudo" ] || sudo -n true 2>/dev/null; }; then
+        log "installing system packages: libsundials-dev"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends libsundials-dev >/dev/null \
+            || log "apt-get could not install libsundials-dev: the scikit-sundae wheel's SUNDIALS will be used"
+    else
+        log "no system SUNDIALS and no apt-get as root: the scikit-sundae wheel's SUNDIALS will be used"
+    fi
 fi
 
 # ---- 2. virtual environment ------------------------------------------------------------
@@ -49,5 +50,5 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! .venv/bin/python -c "import
     .venv/bin/python -c "import aragog, jax, netCDF4" || { log "installation failed"; exit 1; }
     echo "$want" > "$stamp"
 fi
-.venv/bin/python -c "from aragog.solver.backends._sundials import load_library; load_library()" \
-    || { log "the SUNDIALS CVODE library (libsundials-dev) does not load"; exit 1; }
+.venv/bin/python -c "from aragog.solver.backends._sundials import load_library; print('[setup] CVODE:', load_library().describe())" >&2 \
+    || { log "no SUNDIALS CVODE library loads (neither the system's nor the scikit-sundae wheel's)"; exit 1; }

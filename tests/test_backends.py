@@ -334,7 +334,7 @@ def test_cvode_available_false_when_library_missing(monkeypatch):
     from aragog.solver.backends import _sundials as sundials
 
     sundials.load_library.cache_clear()
-    monkeypatch.setattr(sundials, "_candidates", lambda: ["/nonexistent/libsundials_cvode.so"])
+    monkeypatch.setattr(sundials, "_candidates", lambda: [("/nonexistent/libsundials_cvode.so", "system")])
     try:
         assert cvode_available() is False
         with pytest.raises(OSError, match="nonexistent"):

@@ -66,7 +66,7 @@ class _SundialsLog:
     def __init__(self):
         self.last: str | None = None
 
-    def handler(self, error_code, module, function, msg, _data):
+    def handler(self, error_code, function, msg):
         text = msg.decode(errors="replace") if msg else ""
         func = function.decode(errors="replace") if function else "?"
         logger.debug("SUNDIALS %s (%d): %s", func, error_code, text)
@@ -93,7 +93,7 @@ class _Run:
         self.ctx = ctypes.c_void_p()
         self.mem = self.y = self.A = self.LS = self.atol_vec = None
         self._arrays: dict[int, np.ndarray] = {}
-        if lib.SUNContext_Create(None, ctypes.byref(self.ctx)) != 0:
+        if lib.create_context(ctypes.byref(self.ctx)) != 0:
             raise MemoryError("SUNContext_Create failed")
         self.y = lib.N_VNew_Serial(self.n, self.ctx)
         self.y_arr = self.vector(self.y)
@@ -202,7 +202,8 @@ class _Run:
         self._residual_fn = self._lsolve = None  # CVODE attaches them at its first step
         self.residual = lib.N_VNew_Serial(self.n, self.ctx)
         self.c_test = sd.SUNNonlinSolConvTestFn(self._checked_test)
-        flag = lib.SUNNonlinSolSetConvTestFn(self.nls, self.c_test, content.ctest_data)
+        # ctest_data: CVODE's memory block, as CVodeSetNonlinearSolver sets it (see sd.NewtonContent)
+        flag = lib.SUNNonlinSolSetConvTestFn(self.nls, self.c_test, self.mem)
         return flag or lib.CVodeSetMaxNonlinIters(self.mem, int(max_iters))
 
     def _checked_test(self, nls, ycor, delta, tol, ewt, data):
@@ -282,7 +283,6 @@ def _configure(run: _Run, t0, rtol, atol, *, max_steps, event, first_step, max_s
     """Initialise CVODE and set its options; raises ``ValueError`` naming the call that
     rejected its input."""
     lib, mem = run.lib, run.mem
-    run.c_err = sd.CVErrHandlerFn(log.handler)
 
     def check(flag, what):
         if flag != 0:
@@ -290,7 +290,8 @@ def _configure(run: _Run, t0, rtol, atol, *, max_steps, event, first_step, max_s
             raise ValueError(f"{what} returned {flag}{detail}")
 
     run.log = log
-    check(lib.CVodeSetErrHandlerFn(mem, run.c_err, None), "CVodeSetErrHandlerFn")
+    flag, run.c_err = lib.set_error_handler(run.ctx, mem, log.handler)
+    check(flag, "the CVODE error handler")
     check(lib.CVodeInit(mem, run.c_rhs, float(t0), run.y), "CVodeInit")
     if np.ndim(atol) == 0:
         check(lib.CVodeSStolerances(mem, float(rtol), float(atol)), "CVodeSStolerances")
