@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -143,3 +144,36 @@ def test_run_writes_netcdf_and_summary(tmp_path):
 def test_run_bad_config_no_traceback(tmp_path):
     proc = run_cli("run", str(INPUT / "earth.toml"), "--set", "mesh.number_of_nodes=0", "--out", str(tmp_path / "x.nc"))
     assert_one_line_error(proc, "mesh.number_of_nodes")
+
+
+# --------------------------------------------------------------------------- aragog info
+def test_info_json_names_what_is_installed(capsys):
+    """`aragog info --json`: this package and where it came from, JAX's devices, the CVODE
+    library the solver would load (the same dict as the backends report) and both caches."""
+    import json
+
+    import aragog
+    from aragog.solver.backends import cvode_library_info
+
+    assert main(["info", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["aragog"]["version"] == aragog.__version__
+    assert Path(report["aragog"]["location"]) == Path(aragog.__file__).resolve().parent
+    assert report["jax"]["devices"], report["jax"]
+    assert report["sundials"] == cvode_library_info()
+    assert report["compile_cache"]["directory"] is None  # the suite runs with the cache off
+    assert report["eos_cache"]["directory"].endswith(str(Path("aragog") / "eos"))
+
+
+def test_info_text_warns_of_another_distribution(capsys, monkeypatch):
+    """The text report: one line per part; another distribution of the import package
+    `aragog` is named as a warning under the first line."""
+    import aragog._environment as environment
+
+    monkeypatch.setattr(environment, "other_distributions", lambda: [("fwl-aragog", "26.10.22")])
+    assert main(["info"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("aragog ")
+    assert "fwl-aragog 26.10.22 also installs the import package 'aragog'" in lines[1]
+    for part in ("python", "numpy", "jax", "sundials", "compile cache", "eos table cache"):
+        assert any(line.startswith(part) for line in lines), part

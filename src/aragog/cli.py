@@ -105,6 +105,11 @@ def _build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=_cmd_eos_check)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
+    p = sub.add_parser("info", help="what is installed: aragog, Python, NumPy, JAX and its devices, the SUNDIALS "
+                                    "library, the compilation and EOS table caches")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=_cmd_info)
+
     p = sub.add_parser("cache", help="the persistent compilation cache: where it is, its size, clearing it")
     cache_sub = p.add_subparsers(dest="cache_command", metavar="CACHE_COMMAND")
     for name, text in (("info", "show the cache directory in use and why, its entries and size, and the cap"),
@@ -240,6 +245,16 @@ def _cmd_eos_check(args) -> int:
     report = eos.check_table_set(args.directory)
     print(report.format())
     return 0 if report.ok else 1
+
+
+def _cmd_info(args) -> int:
+    import json
+
+    from aragog._info import format_report, installation_report
+
+    report = installation_report()
+    print(json.dumps(report, indent=2) if args.json else format_report(report))
+    return 0
 
 
 def _cache_choice(args):

@@ -219,8 +219,14 @@ def cache_dir(np_: int | None = None, ns: int | None = None, model: str = "defau
     pmax = _resolve_pmax(pmax, model)
     name, version = _identity(model)
     top = "" if pmax == BUNDLED_MODELS[model].P_max else f"-{pmax / 1e9:.6g}GPa"
+    return bundled_cache_root() / f"{name}-v{version}-{np_}x{ns}{top}"
+
+
+def bundled_cache_root() -> Path:
+    """The folder that holds every cached bundled table set ($XDG_CACHE_HOME, else
+    ~/.cache, then aragog/eos; may not exist)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "aragog" / "eos" / f"{name}-v{version}-{np_}x{ns}{top}"
+    return Path(base) / "aragog" / "eos"
 
 
 def _expected(model: str, np_, ns, pmax) -> dict:

@@ -42,6 +42,7 @@ from aragog.solver.backends._cvode_warm import WarmStart
 __all__ = [
     "integrate",
     "cvode_available",
+    "cvode_library_info",
     "IntegrationResult",
     "OdeProblem",
     "OdeProblemLike",
@@ -138,6 +139,14 @@ def cvode_available() -> bool:
     from aragog.solver.backends._sundials import library_available
 
     return library_available()
+
+
+def cvode_library_info() -> dict:
+    """The CVODE library in use (docs/solver.md, "The CVODE library"): ``{"available": True,
+    "version", "index_bits", "path", "source"}``, or ``{"available": False, "error"}``."""
+    from aragog.solver.backends._sundials import library_info
+
+    return library_info()
 
 
 def integrate(

@@ -319,13 +319,28 @@ def _index_type(cdll: ctypes.CDLL, create_context) -> type:
     raise OSError(f"cannot tell the index type of this SUNDIALS build (read {first})")
 
 
+def _loaded_file(name: str) -> str:
+    """The file a loaded CVODE library came from (Linux: /proc/self/maps, where a soname
+    such as ``libsundials_cvode.so.6`` becomes its real path); ``name`` elsewhere."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            for line in maps:
+                parts = line.split(None, 5)
+                if len(parts) == 6 and os.path.basename(parts[5].strip()).startswith("libsundials_cvode"):
+                    return parts[5].strip()
+    except OSError:
+        pass
+    return name
+
+
 class _Library:
     """The CVODE shared library with typed functions as attributes; ``version``
     (major, minor, patch, label), ``index_bits``, ``path`` and ``source`` (where it was
     found: "ARAGOG_SUNDIALS_CVODE", "system" or "scikit-sundae wheel")."""
 
     def __init__(self, cdll: ctypes.CDLL, path: str, source: str = "system"):
-        self.path, self.source = path, source
+        self.source = source
+        self.path = _loaded_file(path)
         self.version = _version(cdll)
         major = self.version[0]
         if major not in _MAJOR_SIGNATURES:
