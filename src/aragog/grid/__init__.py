@@ -9,7 +9,9 @@ collected :class:`xarray.Dataset`.
 Modules: :mod:`._spec` (the grid file), :mod:`._store` (the output folder and manifest),
 :mod:`._worker` (one point in a worker), :mod:`._runner` (submission), :mod:`._cluster`
 (Dask clients), :mod:`._progress`, :mod:`._collect`, :mod:`._plot`, :mod:`._commands` (the CLI).
-Names are imported on first use, so ``import aragog.grid`` does not import Dask.
+Names are imported on first use, so ``import aragog.grid`` does not import Dask. The
+Dask and xarray stack is an extra (``pip install "aragog[grid]"``, :mod:`._extra`): a
+name that needs it says so in one line when it is missing.
 """
 
 from __future__ import annotations
@@ -32,9 +34,18 @@ def grid_status(folder) -> dict:
     return GridFolder(folder).summary()
 
 
+#: the grid extra's packages each module imports (``pip install "aragog[grid]"``)
+_NEEDS = {"runner": ("distributed", "tqdm", "xarray"), "collect": ("xarray",), "plot": ("xarray",),
+          "cluster": ("distributed",)}
+
+
 def __getattr__(name: str):
     if name in _WHERE:
-        return getattr(importlib.import_module(f"{__name__}._{_WHERE[name]}"), name)
+        from ._extra import require
+
+        module = _WHERE[name]
+        require(f"aragog.grid.{name}", *_NEEDS.get(module, ()))
+        return getattr(importlib.import_module(f"{__name__}._{module}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

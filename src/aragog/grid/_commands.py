@@ -11,6 +11,8 @@ import json
 import sys
 import time
 
+from aragog.grid._extra import require
+
 __all__ = ["add_grid_parser"]
 
 
@@ -86,6 +88,7 @@ def _cmd_run(args) -> int:
         raise ConfigError("--retry-failed needs --resume")
     if args.workers is not None and (args.workers < 1 or args.slurm or args.scheduler):
         raise ConfigError("--workers N (N >= 1) is for the local cluster only")
+    require("aragog grid run", "distributed", "tqdm", "xarray", *(("dask_jobqueue",) if args.slurm else ()))
     slurm = _slurm_options(args) if args.slurm else None
     _quiet_dask(args.verbose)
     t0 = time.perf_counter()
@@ -134,6 +137,7 @@ def _cmd_status(args) -> int:
 
 
 def _cmd_collect(args) -> int:
+    require("aragog grid collect", "xarray")
     from aragog.grid._collect import collect_grid
     from aragog.grid._store import GridFolder
 
@@ -145,6 +149,7 @@ def _cmd_collect(args) -> int:
 
 
 def _cmd_plot(args) -> int:
+    require("aragog grid plot", "xarray")
     from aragog.grid._plot import plot_grid
 
     print(f"wrote {plot_grid(args.folder, args.output)}")
