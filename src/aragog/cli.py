@@ -54,6 +54,8 @@ def _build_parser() -> argparse.ArgumentParser:
     cache.add_argument("--no-jax-cache", action="store_true",
                        help="no persistent compilation cache for this run (as solver.jax_cache_dir = \"none\")")
     p.add_argument("--plot", action="store_true", help="also write a PNG summary figure next to the output")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress while integrating (default: a bar on a terminal, a line every 10 s otherwise)")
     p.set_defaults(func=_cmd_run)
 
     from aragog.grid._commands import add_grid_parser
@@ -150,7 +152,13 @@ def _cmd_run(args) -> int:
     out_path = Path(args.out or params.output.file or Path(args.config).with_suffix(".nc").name)
     solver = EntropySolver(params, eos_dir=args.eos_dir)
     solver.initialize()
-    solver.solve()
+    if args.quiet:
+        solver.solve()
+    else:
+        from aragog._run_progress import RunProgress
+
+        shown = RunProgress()
+        solver.solve(progress=shown, progress_interval=shown.interval)
     state = solver.get_state()
     written = solver.write_netcdf(out_path)
     print(f"{args.config}: {state.message}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from aragog.solver._output import FIELD_META, SolverOutput
 
 __all__ = [
-    "EntropySolver", "SolverOutput", "FIELD_META", "JitPair", "integrate", "SolverStateError",
+    "EntropySolver", "SolverOutput", "FIELD_META", "JitPair", "integrate", "SolverStateError", "SolveProgress",
     "UpstreamEntropySolver",
     # records of a solve and of the compiled programs, for benchmarks and profiles
     "LastSolve", "ProgramStats", "compile_stats", "compiled_program", "kernel_counts",
@@ -24,6 +24,7 @@ __all__ = [
 _LAZY = {
     "EntropySolver": "aragog.solver._upstream",  # the base class and its registered interfaces
     "SolverStateError": "aragog.solver._entropy_solver",
+    "SolveProgress": "aragog.solver._problems",
     "UpstreamEntropySolver": "aragog.solver._upstream",
     "JitPair": "aragog.solver._jitpair",
     "integrate": "aragog.solver.backends",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -32,7 +33,7 @@ from aragog.solver._inversion import entropy_of_temperature
 from aragog.solver._jitpair import JitPair, ProgramStats
 from aragog.solver._programs import fused_programs, start_compiles
 from aragog.solver._output import SolverOutput
-from aragog.solver._problems import NoJacobian, WallClockLimit
+from aragog.solver._problems import NoJacobian, ProgressProbe, SolveProgress, WallClockLimit
 from aragog.solver._results import (LastSolve, history_rows, join_state, output_fields, split_state, state_key,
                                    trim_records)
 from aragog.solver._step_caps import step_cap_event
@@ -380,11 +381,18 @@ class EntropySolver:
         return state_key(self._inputs.scales, self._options, self._dSdr_cmb, self._T_core)
 
     # ------------------------------------------------------------------ solve
-    def solve(self) -> None:
+    def solve(self, progress: Callable[[SolveProgress], None] | None = None,
+              progress_interval: float = 1.0) -> None:
         """Integrate from ``parameters.solver.start_time`` to ``end_time`` [yr] from the current
         state; the final state becomes the current state. Then :meth:`get_state` returns it
         with the solve's status and message (``status`` < 0: the solve failed, and the state
-        is the last one the integrator reached)."""
+        is the last one the integrator reached).
+
+        ``progress``: called with a :class:`SolveProgress` (model time, T_magma, Phi_global,
+        right-hand-side calls, wall time) every ``progress_interval`` seconds of wall time
+        during the integration, and once at its end (``done=True``); ``None``: no reports
+        and no cost. Between reports a right-hand-side call costs one clock read more; each
+        report evaluates the state's diagnostics once."""
         self._require_inputs()
         wall0 = time.perf_counter()
         sp = self._params.solver
@@ -395,8 +403,16 @@ class EntropySolver:
         if sp.jacobian == "fd":
             problem = NoJacobian(bound)
         limit = float(sp.wall_time_limit)
+        clock = None
         if limit > 0.0:
-            problem = WallClockLimit(problem, wall0 + limit)
+            problem = clock = WallClockLimit(problem, wall0 + limit)
+        probe = None
+        if progress is not None:
+            def measure(t, y):
+                d = bound.call("diagnostics", t, y)
+                return d.T_surface, d.Phi_global
+
+            problem = probe = ProgressProbe(problem, progress, measure, t0, t1, progress_interval, wall0)
         event = step_cap_event(self._params.energy, bound, self._split, t0, y0)
         method = METHODS[sp.method]
         if t1 <= t0:
@@ -415,10 +431,10 @@ class EntropySolver:
             t_out, y_out = result.t, result.y
             status, message = result.status, result.message
             t_final, y_final = result.t_final, result.y_final
-            if limit > 0.0 and problem.expired_at is not None:
+            if clock is not None and clock.expired_at is not None:
                 status = min(int(status), -1)
                 message = (f"wall-time limit of {limit:g} s (solver.wall_time_limit) reached at "
-                           f"t = {problem.expired_at:.6g} yr; the state is that of the last output time "
+                           f"t = {clock.expired_at:.6g} yr; the state is that of the last output time "
                            f"reached, t = {float(t_final):.6g} yr")
             if result.t_event is not None and (len(t_out) == 0 or t_out[-1] != result.t_event):
                 t_out = np.append(t_out, result.t_event)
@@ -437,6 +453,8 @@ class EntropySolver:
             self._y_end = (self._state_key(), S.copy(), np.array(y_final, dtype=np.float64))
         self._last = LastSolve(status=int(status), message=message, t0=t0, t_final=float(t_final),
                                y=np.asarray(y_final), result=result, wall=time.perf_counter() - wall0)
+        if probe is not None:
+            probe.send(float(t_final), np.asarray(y_final), done=True)
         if status < 0:
             logger.warning("solve failed at t = %.6g yr: %s", t_final, message)
         self._log_compiles()

@@ -1,15 +1,16 @@
 """Wrappers of the integrator's problem (:class:`~aragog.solver._bound.BoundPair`) that
 :meth:`EntropySolver.solve <aragog.solver._entropy_solver.EntropySolver.solve>` applies:
-no analytic Jacobian (``solver.jacobian = "fd"``), and a wall-clock limit
-(``solver.wall_time_limit``)."""
+no analytic Jacobian (``solver.jacobian = "fd"``), a wall-clock limit
+(``solver.wall_time_limit``), and progress reports (``solve(progress=...)``)."""
 
 from __future__ import annotations
 
 import time
+from typing import Callable, NamedTuple
 
 from aragog.errors import AragogError
 
-__all__ = ["WallTimeLimitReached", "WallClockLimit", "NoJacobian"]
+__all__ = ["WallTimeLimitReached", "WallClockLimit", "NoJacobian", "SolveProgress", "ProgressProbe"]
 
 
 class WallTimeLimitReached(AragogError, RuntimeError):
@@ -53,3 +54,50 @@ class NoJacobian:
         self.n, self.ml, self.mu = bound.n, bound.ml, bound.mu
         self.rhs_into = bound.rhs_into
         self.jac_into = None
+
+
+class SolveProgress(NamedTuple):
+    """Where a running solve is: model time ``t`` [yr] in [``t_start``, ``t_end``],
+    ``T_magma`` [K] and ``Phi_global`` at the integrator's current state (a trial state of
+    the step being taken, not yet an accepted one), ``rhs_calls`` so far and ``wall`` [s]
+    since the solve started. ``done`` is True for the last report, at the solve's end."""
+
+    t: float
+    t_start: float
+    t_end: float
+    T_magma: float
+    Phi_global: float
+    rhs_calls: int
+    wall: float
+    done: bool = False
+
+
+class ProgressProbe:
+    """A problem that calls ``report(SolveProgress)`` from a right-hand-side call once
+    ``interval`` seconds of wall time have passed since the last report (the first one
+    ``interval`` seconds into the solve). ``measure(t, y) -> (T_magma, Phi_global)``
+    evaluates the state only then, so between reports a call costs one clock read."""
+
+    def __init__(self, problem, report: Callable[[SolveProgress], None], measure, t_start: float, t_end: float,
+                 interval: float, wall0: float):
+        self.n, self.ml, self.mu = problem.n, problem.ml, problem.mu
+        self.jac_layout = getattr(problem, "jac_layout", "band")
+        self.jac_into = problem.jac_into
+        self._problem, self._report, self._measure = problem, report, measure
+        self._span, self._interval, self._wall0 = (float(t_start), float(t_end)), float(interval), wall0
+        self._next = wall0 + self._interval
+        self.rhs_calls = 0
+
+    def rhs_into(self, t, y, out) -> None:
+        self._problem.rhs_into(t, y, out)
+        self.rhs_calls += 1
+        now = time.perf_counter()
+        if now >= self._next:
+            self.send(float(t), y, now)
+            self._next = time.perf_counter() + self._interval
+
+    def send(self, t: float, y, now: float | None = None, done: bool = False) -> None:
+        """One report at (t, y)."""
+        now = time.perf_counter() if now is None else now
+        T_magma, phi = self._measure(t, y)
+        self._report(SolveProgress(t, *self._span, float(T_magma), float(phi), self.rhs_calls, now - self._wall0, done))
