@@ -7,4 +7,5 @@ cd "$root"
 bash scripts/setup.sh
 mkdir -p out
 .venv/bin/aragog validate input/earth.toml
-.venv/bin/aragog run input/earth.toml --out out/earth.nc --plot "$@"
+# log-spaced output times: the figure's time axes then show every decade of the evolution
+.venv/bin/aragog run input/earth.toml --out out/earth.nc --plot --set solver.output_spacing=log "$@"

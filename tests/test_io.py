@@ -545,3 +545,34 @@ def test_import_is_light():
 def test_public_names():
     assert set(aragog.io.__all__) == {
         "RunHistory", "select_snapshots", "write_netcdf", "read_netcdf", "plot_run", "summarize"}
+
+
+def test_plot_profiles_against_depth_and_pressure(tmp_path):
+    """`against`: depth below the surface or pressure (the cells' P_stag) on the profile
+    panels; pressure without P_stag profiles is refused in one line, as is an unknown axis."""
+    from aragog.errors import AragogError
+
+    h = cooling_history()
+    _assert_png(plot_run(h, tmp_path / "depth.png", against="depth"))
+    with pytest.raises(AragogError, match="no pressure profiles"):
+        plot_run(h, tmp_path / "p.png", against="pressure")
+    depth = (h.r_basic.max() - h.r_stag) / (h.r_basic.max() - h.r_basic.min())
+    h.profiles["P_stag"] = np.array([135e9 * depth for _ in h.snapshot_time])
+    h.scalars["RF_depth"] = np.clip(1.0 - h.scalars["Phi_global"], 0.0, 1.0)
+    _assert_png(plot_run(h, tmp_path / "p.png", against="pressure"))
+    with pytest.raises(AragogError, match="radius, depth, pressure"):
+        plot_run(h, tmp_path / "x.png", against="temperature")
+
+
+def test_output_times():
+    """solver.output_spacing: "linear" is numpy's linspace; "log" starts at t0, then steps
+    evenly in log(t - t0) from min(1 yr, window/1000), and ends exactly at t1."""
+    from aragog.solver import output_times
+
+    np.testing.assert_array_equal(output_times(5.0, 105.0, 11), np.linspace(5.0, 105.0, 11))
+    t = output_times(100.0, 1.0e6 + 100.0, 7, "log")
+    assert t[0] == 100.0 and t[-1] == 1.0e6 + 100.0 and len(t) == 7
+    np.testing.assert_allclose(np.diff(np.log10(t[1:] - 100.0)), 1.2, rtol=1e-12)  # 1 yr .. 1e6 yr
+    assert output_times(0.0, 10.0, 3, "log")[1] == pytest.approx(0.01)  # window/1000 below 1 yr
+    with pytest.raises(ValueError, match="linear' or 'log"):
+        output_times(0.0, 1.0, 3, "cubic")

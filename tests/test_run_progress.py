@@ -87,3 +87,17 @@ def test_cli_quiet_and_plain_progress(tmp_path, capsys):
     assert main(args) == 0  # stderr is not a terminal here: plain lines
     err = capsys.readouterr().err.splitlines()
     assert err and err[-1].startswith("aragog run: 100.0 %") and err[-1].endswith("(done)")
+
+
+def test_log_output_spacing_reaches_the_stored_times(tmp_path):
+    """solver.output_spacing = "log": the solve stores the times of solver.output_times, and
+    the netCDF file has them."""
+    from aragog.io import read_netcdf
+    from aragog.solver import output_times
+
+    params = load_config(INPUT / "earth.toml", overrides=SMALL | {"solver.output_spacing": "log"})
+    s = EntropySolver(params)
+    s.initialize()
+    s.solve()
+    stored = read_netcdf(s.write_netcdf(tmp_path / "log.nc")).time
+    np.testing.assert_array_equal(stored, output_times(0.0, 100.0, 4, "log"))

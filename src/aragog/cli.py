@@ -65,6 +65,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plot", help="plot a run's netCDF output (PNG)")
     p.add_argument("file", help="netCDF file written by aragog run")
     p.add_argument("-o", "--output", help="PNG file (default: FILE with .png)")
+    p.add_argument("--against", choices=("radius", "depth", "pressure"), default="radius",
+                   help="the axis of the profile panels (default: radius)")
     p.set_defaults(func=_cmd_plot)
 
     p = sub.add_parser("inspect", help="summarize a run's netCDF output")
@@ -184,7 +186,7 @@ def _cmd_run(args) -> int:
 def _cmd_plot(args) -> int:
     from aragog.io import plot_run
 
-    print(f"wrote {plot_run(args.file, args.output)}")
+    print(f"wrote {plot_run(args.file, args.output, against=args.against)}")
     return 0
 
 

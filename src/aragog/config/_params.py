@@ -71,6 +71,7 @@ class SolverParams:
     warm_start: bool = _f("solver", "warm_start")
     wall_time_limit: float = _f("solver", "wall_time_limit")  # s, 0: no limit
     output_points: int = _f("solver", "output_points")
+    output_spacing: str = _f("solver", "output_spacing")
     method: str = _f("solver", "method")  # "cvode" | "bdf" | "radau"
     jacobian: str = _f("solver", "jacobian")  # "jax" | "fd"
     jax_cache_dir: str = _f("solver", "jax_cache_dir")  # "": automatic, "none": off

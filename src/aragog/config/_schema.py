@@ -147,6 +147,9 @@ _SOLVER = {
                            "status < 0 and a message saying so, keeping the state it reached (0: no limit)",
                            lo=0.0),
     "output_points": Key("int", 65, "", "times stored per solve", lo=1),
+    "output_spacing": Key("str", "linear", "", "spacing of the stored times: linear, or log (even in "
+                          "log(t - start_time) from min(1 yr, window/1000) to the end, for evolutions that "
+                          "span decades)", choices=("linear", "log")),
     "method": Key("str", "cvode", "", "time integrator", choices=CONFIG_METHODS),
     "jacobian": Key("str", "jax", "", "Jacobian: analytic (JAX) or finite differences",
                     choices=("jax", "fd")),

@@ -89,11 +89,11 @@ def _common_times(spec: GridSpec) -> list[float]:
         sp = load_config(spec.base, overrides=spec.set).solver
     except ConfigError as exc:
         raise ConfigError(f"the base config with [set]: {exc}") from None
-    n_out = max(int(sp.output_points), 2)
-    import numpy as np
+    from aragog.solver import output_times
 
     # the solver's own output times (EntropySolver.solve), so that they match bit for bit
-    return [float(t) for t in np.linspace(float(sp.start_time), float(sp.end_time), n_out)]
+    times = output_times(float(sp.start_time), float(sp.end_time), max(int(sp.output_points), 2), sp.output_spacing)
+    return [float(t) for t in times]
 
 
 def _check_folder(folder: GridFolder, grid: dict[str, Any], *, resume: bool, force: bool) -> None:

@@ -1,8 +1,10 @@
 """A four-panel overview figure of one run (``aragog plot F.nc``).
 
-(a) temperature profiles and (b) melt-fraction profiles against radius at each snapshot,
-coloured by time; (c) surface temperature and global melt fraction and (d) surface and
-core-mantle-boundary heat flux against time. Drawn with Matplotlib's Agg canvas directly
+(a) temperature profiles and (b) melt-fraction profiles against radius, depth or pressure
+at each snapshot, coloured by time; (c) surface temperature, global melt fraction and the
+rheological front's depth and (d) surface and core-mantle-boundary heat flux against time
+(a logarithmic time axis when the output times span two decades or more:
+``solver.output_spacing = "log"`` stores them so). Drawn with Matplotlib's Agg canvas directly
 (no pyplot, no display, no change to the global backend) and written atomically.
 """
 
@@ -14,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from aragog.errors import AragogError
 from aragog.io._figure import write_png
 from aragog.io._history import RunHistory
 from aragog.io._netcdf import read_netcdf
@@ -41,6 +44,7 @@ _C_TEMP = "#c0392b"   # surface temperature
 _C_PHI = "#1f5fa8"    # melt fraction
 _C_FSURF = "#d35400"  # surface heat flux
 _C_FCMB = "#4a4a4a"   # core-mantle boundary heat flux
+_C_RF = "#2e8b57"     # rheological front depth
 
 
 def _load(history_or_path: Any, out_png: Any) -> tuple[RunHistory, Path, str]:
@@ -89,13 +93,35 @@ def _no_data(ax: Any, text: str) -> None:
     ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", color="0.45", style="italic")
 
 
-def _profile(history: RunHistory, names: tuple[str, ...]) -> tuple[str | None, np.ndarray | None, np.ndarray | None]:
-    """The first of ``names`` present in the profiles, with its radius in km."""
+#: what the profile panels are drawn against: label, and the x values of a profile
+#: (``history``, ``staggered``: bool, snapshot index)
+AGAINST = ("radius", "depth", "pressure")
+_AGAINST_LABEL = {"radius": "radius (km)", "depth": "depth (km)", "pressure": "pressure (GPa)"}
+
+
+def _x_values(history: RunHistory, staggered: bool, k: int, against: str) -> np.ndarray:
+    """Where a profile's points lie along the profile panels' axis (``against``): radius or
+    depth below the surface [km], or pressure [GPa] (the cells' ``P_stag`` of snapshot k,
+    interpolated in radius to the basic nodes)."""
+    r = history.r_stag if staggered else history.r_basic
+    if against == "radius":
+        return r / 1e3
+    if against == "depth":
+        return (history.r_basic.max() - r) / 1e3
+    P = history.profiles["P_stag"][k]
+    if staggered:
+        return P / 1e9
+    order = np.argsort(history.r_stag)
+    return np.interp(r, history.r_stag[order], P[order]) / 1e9
+
+
+def _profile(history: RunHistory, names: tuple[str, ...]) -> tuple[str | None, bool, np.ndarray | None]:
+    """The first of ``names`` present in the profiles, whether it lives on the cells
+    (staggered) or the basic nodes, and its values (snapshots, points)."""
     for name in names:
         if name in history.profiles:
-            r = history.r_stag if history.meta(name).dim == "staggered" else history.r_basic
-            return name, r / 1e3, history.profiles[name]
-    return None, None, None
+            return name, history.meta(name).dim == "staggered", history.profiles[name]
+    return None, True, None
 
 
 def _title(history: RunHistory, label: str) -> str:
@@ -116,7 +142,7 @@ def _title(history: RunHistory, label: str) -> str:
     return "  \u00b7  ".join(parts)
 
 
-def _draw(fig: Any, history: RunHistory, label: str) -> None:
+def _draw(fig: Any, history: RunHistory, label: str, against: str = "radius") -> None:
     from matplotlib import cm, colormaps, colors
 
     axes = fig.subplots(2, 2)
@@ -148,23 +174,30 @@ def _draw(fig: Any, history: RunHistory, label: str) -> None:
         (ax_phi, ("phi_stag", "phi_basic"), "melt fraction", "Melt fraction profiles"),
     ):
         ax.set_title(title, loc="left")
-        ax.set_xlabel("radius (km)")
+        ax.set_xlabel(_AGAINST_LABEL[against])
         ax.set_ylabel(ylabel)
-        ax.set_xlim(history.r_basic.min() / 1e3, history.r_basic.max() / 1e3)
-        name, r_km, values = _profile(history, names)
+        name, staggered, values = _profile(history, names)
         if name is None or history.n_snapshots == 0:
             _no_data(ax, f"no {names[0]} profiles recorded")
             continue
+        xs = [_x_values(history, staggered, k, against) for k in range(history.n_snapshots)]
+        lo, hi = min(float(np.min(x)) for x in xs), max(float(np.max(x)) for x in xs)
+        if against == "radius":
+            lo, hi = history.r_basic.min() / 1e3, history.r_basic.max() / 1e3
+        elif against == "depth":
+            lo, hi = 0.0, (history.r_basic.max() - history.r_basic.min()) / 1e3
+        if hi > lo:
+            ax.set_xlim(lo, hi)
         lw = 2.0 if history.n_snapshots <= 12 else 1.3
         initial_drawn = False
         for k in range(history.n_snapshots):
             if isinstance(norm, colors.LogNorm) and ts[k] <= 0:
                 # Not on a log colour scale: the initial state, drawn dashed in grey.
-                ax.plot(r_km, values[k], color="0.3", lw=lw, ls=(0, (4, 2)),
+                ax.plot(xs[k], values[k], color="0.3", lw=lw, ls=(0, (4, 2)),
                         label=None if initial_drawn else f"t = {ts[k]:g} yr (initial)")
                 initial_drawn = True
             else:
-                ax.plot(r_km, values[k], color=colour(ts[k]), lw=lw, solid_capstyle="round",
+                ax.plot(xs[k], values[k], color=colour(ts[k]), lw=lw, solid_capstyle="round",
                         label=f"t = {ts[k]:.3g} yr" if history.n_snapshots == 1 else None)
         if ax.get_legend_handles_labels()[1]:
             ax.legend(loc="upper right" if ax is ax_t else "center right")
@@ -207,8 +240,16 @@ def _draw(fig: Any, history: RunHistory, label: str) -> None:
         (h,) = ax_m.plot(t[mask], history.scalars["Phi_global"][mask], color=_C_PHI, lw=2.0, ls="--",
                          label="$\\Phi_\\mathrm{global}$ (mass-weighted)")
         handles.append(h)
+        ylabel = "global melt fraction"
+        if "RF_depth" in history.scalars:
+            # the rheological front's depth as a fraction of the mantle's depth (0: no front,
+            # or at the surface; docs/output.md): where the mush stiffens, a 0-1 like Phi
+            (h,) = ax_m.plot(t[mask], history.scalars["RF_depth"][mask], color=_C_RF, lw=1.8, ls=":",
+                             label="rheological front depth / mantle depth")
+            handles.append(h)
+            ylabel = "melt fraction; front depth / mantle depth"
         ax_m.set_ylim(-0.03, 1.03)
-        ax_m.set_ylabel("global melt fraction", color=_C_PHI)
+        ax_m.set_ylabel(ylabel, color=_C_PHI)
         ax_m.tick_params(axis="y", colors=_C_PHI)
     if handles:
         ax_surf.legend(handles=handles, loc="lower left")
@@ -238,7 +279,7 @@ def _draw(fig: Any, history: RunHistory, label: str) -> None:
 
 
 def plot_run(history_or_path: RunHistory | str | os.PathLike, out_png: str | os.PathLike | None = None,
-             *, dpi: int = 150) -> Path:
+             *, dpi: int = 150, against: str = "radius") -> Path:
     """Draw the four-panel overview of a run and write it as a PNG, atomically.
 
     Parameters
@@ -249,6 +290,9 @@ def plot_run(history_or_path: RunHistory | str | os.PathLike, out_png: str | os.
         (required when a ``RunHistory`` is given).
     dpi : int
         Resolution (the figure is 12 x 8.5 inches).
+    against : {"radius", "depth", "pressure"}
+        The axis of the profile panels (a) and (b): radius or depth below the surface [km],
+        or pressure [GPa] (needs the ``P_stag`` profiles).
 
     Returns
     -------
@@ -259,7 +303,11 @@ def plot_run(history_or_path: RunHistory | str | os.PathLike, out_png: str | os.
     AragogError
         The netCDF file cannot be read, or the PNG cannot be written (one line naming it).
     """
+    if against not in AGAINST:
+        raise AragogError(f"plot: profiles can be drawn against {', '.join(AGAINST)}, not {against!r}")
     history, out, label = _load(history_or_path, out_png)
     history.validate()
-    return write_png(out, "plot", (12.0, 8.5), lambda fig: _draw(fig, history, label or out.stem),
+    if against == "pressure" and "P_stag" not in history.profiles:
+        raise AragogError(f"plot: {label or out} has no pressure profiles (P_stag): draw against radius or depth")
+    return write_png(out, "plot", (12.0, 8.5), lambda fig: _draw(fig, history, label or out.stem, against),
                      style=_STYLE, dpi=dpi)

@@ -18,7 +18,7 @@ __all__ = [
     "UpstreamEntropySolver",
     # records of a solve and of the compiled programs, for benchmarks and profiles
     "LastSolve", "ProgramStats", "compile_stats", "compiled_program", "kernel_counts",
-    "clear_shared_programs", "configure_compilation_cache", "programs_in_cache",
+    "clear_shared_programs", "configure_compilation_cache", "programs_in_cache", "output_times",
 ]
 
 _LAZY = {
@@ -36,6 +36,7 @@ _LAZY = {
     "kernel_counts": "aragog.solver._hlo",
     "configure_compilation_cache": "aragog.solver._persistent_cache",
     "programs_in_cache": "aragog.solver._persistent_cache",
+    "output_times": "aragog.solver._output_times",
 }
 
 

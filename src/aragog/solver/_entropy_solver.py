@@ -25,6 +25,7 @@ from aragog.solver.backends import METHODS, integrate
 from aragog.solver._budget import EnergyBook
 from aragog.solver._derived import DerivedInputs
 from aragog.solver._budget import needs_step_trace
+from aragog.solver._output_times import output_times
 from aragog.solver._tolerances import absolute_tolerances
 from aragog.solver._compile_stats import compile_stats, log_new_compiles, solver_stats
 from aragog.solver._persistent_cache import configure_compilation_cache, programs_in_cache
@@ -421,7 +422,7 @@ class EntropySolver:
             status, message, t_final, y_final = 0, "empty time window (end_time == start_time)", t0, y0
         else:
             n_out = max(int(sp.output_points), 2)
-            t_eval = np.linspace(t0, t1, n_out)
+            t_eval = output_times(t0, t1, n_out, sp.output_spacing)
             # atol [J/kg/K] applies to the nondimensional state (entropy / Scales.S); the
             # energy-balance slot's, to the CMB entropy it sets (solver/_tolerances.py).
             atol = absolute_tolerances(float(sp.atol), len(y0), self._inputs, self._options)
