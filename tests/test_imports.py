@@ -264,7 +264,7 @@ ROOM_LAYERS: list[set[str]] = [
     {"physics", "initial", "jax"},
     {"solver"},
     {"io", "probe"},
-    {"validation"},
+    {"validation", "_info", "_run_progress"},
     {"cli", "grid"},
     {"", "__main__"},
 ]

@@ -72,12 +72,12 @@ def installation_report() -> dict:
     import numpy
     import scipy
 
-    import aragog
     from aragog._environment import other_distributions
+    from aragog._version import __version__
     from aragog.solver.backends import cvode_library_info
 
     return {
-        "aragog": {"version": aragog.__version__, "location": str(Path(aragog.__file__).resolve().parent),
+        "aragog": {"version": __version__, "location": str(Path(__file__).resolve().parent),
                    "other_distributions": [f"{n} {v}" for n, v in other_distributions()]},
         "python": {"version": platform.python_version(), "executable": sys.executable,
                    "platform": platform.platform()},
