@@ -22,9 +22,8 @@ import numpy as np
 
 from aragog.errors import AragogError, ConfigError, format_indices
 from aragog.solver.backends import METHODS, integrate
-from aragog.solver._budget import EnergyBook
+from aragog.solver._budget import EnergyBook, needs_step_trace
 from aragog.solver._derived import DerivedInputs
-from aragog.solver._budget import needs_step_trace
 from aragog.solver._output_times import output_times
 from aragog.solver._tolerances import absolute_tolerances
 from aragog.solver._compile_stats import compile_stats, log_new_compiles, solver_stats

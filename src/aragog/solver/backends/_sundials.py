@@ -271,8 +271,7 @@ def _candidates() -> list[tuple[str, str]]:
     wheel = wheel_library()
     if wheel:
         names.append((wheel, "scikit-sundae wheel"))
-    seen: set[str] = set()
-    return [(n, s) for n, s in names if not (n in seen or seen.add(n))]
+    return list(dict.fromkeys(names))
 
 
 def _version(cdll: ctypes.CDLL) -> tuple[int, int, int, str]:
