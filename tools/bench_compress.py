@@ -171,7 +171,7 @@ def worker_vmap(cfg):
         h = _layers(csdl, x, cfg["block_size"])
         op = csdl.compress([x], [h], name="block")
         y = csdl.sum(h * h)
-    from aragog.csdl._region import Region
+    from aragog.csdl._region import Region  # private: vmap_method is a class-wide switch with no public setter
 
     Region.vmap_method = cfg["method"]  # this process only: also the VJP regions made later
     sim = csdl.JaxSimulator(rec, [x], [h], loop=False)

@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from aragog import eos
+# private: the JAX set up as aragog's own code runs it (float64, CPU dispatch); no public module hands it out
 from aragog._jax import jax, jnp
 
 RTMELT = Path(__file__).resolve().parents[2] / "shared" / "data" / "spider-RTmelt"

@@ -39,6 +39,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from aragog import EntropySolver, load_config
+    # private: the progress display of `aragog run`, measured here, has no public name
     from aragog._run_progress import RunProgress
 
     params = load_config(args.config)
@@ -82,6 +83,7 @@ def _parts(solver, shown, solve_s: float) -> dict:
     """The wrapper's cost per call and one report's cost, each alone, and the bound."""
     import numpy as np
 
+    # private: the wrapper solve(progress=...) puts around the callbacks, timed alone, has no public name
     from aragog.solver._problems import ProgressProbe
 
     class Nothing:

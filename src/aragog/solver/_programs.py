@@ -45,7 +45,7 @@ def fused_programs(options, inputs, jacobian: str = "banded", store: str | None 
     """Compiled programs for ``options`` and inputs shaped like ``inputs`` (compiled at first
     use, or by :func:`start_compiles`). ``jacobian``: "banded" (colored forward-mode
     products, CVODE's band solver; the default) or "dense" (jacfwd; kept for comparison in
-    tools/bench_solver.py). With ``solver.jacobian = "fd"`` the Jacobian program is never
+    tools/time_solves.py, stage first-solve). With ``solver.jacobian = "fd"`` the Jacobian program is never
     called. ``store``: the persistent-store key of the static configuration."""
     n_state = physics.state_size(inputs.mesh.number_of_cells, options)
     ml, mu = physics.band_widths(options)
