@@ -24,6 +24,20 @@ INPUT = REPO / "input"
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def float64_jax():
+    """The session in JAX's x64 mode, as a user who calls the physics functions, the EOS
+    evaluators or ``aragog.csdl`` directly runs them (``jax.enable_x64(True)``, entered
+    before any module's fixtures build their arrays; aragog's own entry points enter it
+    themselves, and tests/test_no_global_side_effects.py checks them from a process where
+    it is off). tests/compat overrides this fixture for its tests: PROTEUS does not switch
+    x64 on."""
+    import jax
+
+    with jax.enable_x64(True):
+        yield
+
+
 @pytest.fixture
 def earth_config() -> Path:
     return INPUT / "earth.toml"

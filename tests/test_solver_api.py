@@ -169,3 +169,26 @@ def test_entropy_outside_the_tables_is_refused(solved, tmp_path, caplog):
         solved._warn_left_tables(np.array([0.0, 1.0]), np.array([solved._y0(), solved._y0() * 1.01]))
     assert sum("left the EOS tables' range [0, 3700]" in r.getMessage() for r in caplog.records) == 1
     solved.set_initial_entropy(before)
+
+
+def test_clear_caches_empties_the_in_memory_programs(solved):
+    """``aragog.clear_caches()``: a solver of a key already compiled in this process takes
+    the shared programs (no trace); after the call the next one traces and compiles them
+    again, the probe's program too, and the bundled tables are read again (equal values)."""
+    import aragog
+    from aragog import eos
+    from aragog.probe import probe_initial_state
+
+    params = solved.parameters
+    again = EntropySolver(params)
+    again.initialize()
+    assert again.jit_stats["rhs"]["traces"] == 0
+    tables = eos.default_table_set()
+    aragog.clear_caches()
+    fresh = EntropySolver(params)
+    fresh.initialize()
+    fresh.solve()
+    assert fresh.jit_stats["rhs"]["traces"] == 1 and fresh.jit_stats["rhs"]["compiles"] == 1
+    assert probe_initial_state(params).summary()
+    reread = eos.default_table_set()
+    assert reread is not tables and np.array_equal(reread.melt.T, tables.melt.T)

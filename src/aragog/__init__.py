@@ -26,12 +26,13 @@ __all__ = [
     "ConfigError",
     "EOSError",
     "StructureError",
+    "clear_caches",
 ]
 
 
 def __getattr__(name: str):
     # The solver imports JAX: load it on first use so config-only users stay light.
-    if name in ("EntropySolver", "SolverOutput"):
+    if name in ("EntropySolver", "SolverOutput", "clear_caches"):
         from aragog import solver
 
         return getattr(solver, name)

@@ -1,20 +1,56 @@
-"""Import JAX configured for aragog: float64 everywhere, synchronous CPU dispatch.
+"""JAX for aragog, in float64, without touching the caller's JAX configuration.
 
-Every aragog module that uses JAX imports ``jax``/``jnp`` from here so the x64 flag is
-set before the first array is created.
+aragog computes in float64. It does not switch ``jax_enable_x64`` on for the process:
+every entry point that traces, compiles or calls JAX code runs inside :func:`float64`
+(``jax.enable_x64(True)``, a thread-local setting restored on exit), so the caller's own
+JAX code keeps its dtypes (docs/design.md, "No global side effects"). Arrays aragog
+returns are NumPy float64 or Python floats.
+
+The setting is per thread: a thread that aragog starts (a background compile) enters
+:func:`float64` itself.
+
+One process setting remains: CPU programs run in the calling thread
+(``jax_cpu_enable_async_dispatch = False``). aragog calls small compiled programs from the
+integrator's callbacks tens of thousands of times per solve, and handing each call to
+JAX's dispatch thread costs more than the work: 80-110 us more per right-hand side at 100
+cells (about 110 us sync against 200-230 us async; a 100-node solve takes 1.2-1.7 times
+as long; ``tools/time_solves.py`` stage callbacks, docs/solver.md "Speed"). XLA reads the
+setting once, when the CPU backend starts, so there is no per-call form: aragog sets it
+at import only when the process has not started JAX's backends yet and the user has not
+set it (the environment variable ``JAX_CPU_ENABLE_ASYNC_DISPATCH``); otherwise it leaves
+it alone. It changes when a program runs, never what it computes.
 """
 
 from __future__ import annotations
 
+import functools
+import os
+from collections.abc import Callable
+from typing import TypeVar
+
 import jax
+import jax.numpy as jnp
+from jax._src import xla_bridge as _xla_bridge  # private: whether the backends have started
 
-jax.config.update("jax_enable_x64", True)
-# Run CPU programs in the calling thread: aragog calls small compiled programs from
-# integrator callbacks thousands of times, and handing each to a worker thread costs more
-# than the work (tools/bench_solver.py: RHS callback ~150 us sync vs ~260 us async at
-# 100 cells). Read when the CPU backend starts, so it is set here, before any computation.
-jax.config.update("jax_cpu_enable_async_dispatch", False)
+if "JAX_CPU_ENABLE_ASYNC_DISPATCH" not in os.environ and not _xla_bridge.backends_are_initialized():
+    jax.config.update("jax_cpu_enable_async_dispatch", False)
 
-import jax.numpy as jnp  # noqa: E402
+__all__ = ["jax", "jnp", "float64", "in_float64"]
 
-__all__ = ["jax", "jnp"]
+F = TypeVar("F", bound=Callable)
+
+
+def float64():
+    """A context manager: JAX's x64 mode on in this thread while it is open (restored after)."""
+    return jax.enable_x64(True)
+
+
+def in_float64(fn: F) -> F:
+    """Decorate an entry point of aragog: ``fn`` runs inside :func:`float64`."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with jax.enable_x64(True):
+            return fn(*args, **kwargs)
+
+    return run  # type: ignore[return-value]

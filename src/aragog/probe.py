@@ -20,11 +20,11 @@ the terms is compiled only when a value is not finite. The persistent compilatio
 from __future__ import annotations
 
 import functools
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
+from aragog._jax import in_float64
 from aragog.errors import ConfigError, format_indices
 
 __all__ = ["ProbeResult", "probe_initial_state", "nonfinite_terms", "format_indices"]
@@ -152,27 +152,24 @@ def _detailed(T, P, S_file, t, inputs, options, from_file):
     return physics.diagnostics(t, y, inputs, options)
 
 
-#: Compiled probe programs of this process, by (program, static key, from_file); a few kept.
-_PROGRAMS: OrderedDict = OrderedDict()
-_KEEP = 8
-
-
 def _run_once(fn, args, options, from_file, static_key):
-    """Compile ``fn`` for these argument shapes (or reuse it) and call it once."""
+    """Compile ``fn`` for these argument shapes (or take it from the process's program
+    cache, :func:`aragog.solver._shared_programs.shared_programs`, which
+    :func:`aragog.clear_caches` empties) and call it once."""
     from aragog._jax import jax
+    from aragog.solver._shared_programs import shared_programs
 
-    key = (fn.__name__, static_key, from_file)
-    compiled = _PROGRAMS.get(key)
-    if compiled is None:
-        compiled = jax.jit(functools.partial(fn, options=options, from_file=from_file)).lower(*args).compile(
+    def build():
+        return jax.jit(functools.partial(fn, options=options, from_file=from_file)).lower(*args).compile(
             _COMPILER_OPTIONS)
-        _PROGRAMS[key] = compiled
-        while len(_PROGRAMS) > _KEEP:
-            _PROGRAMS.popitem(last=False)
-    _PROGRAMS.move_to_end(key)
+
+    shapes = tuple((getattr(a, "shape", ()), str(getattr(a, "dtype", type(a).__name__)))
+                   for a in jax.tree_util.tree_leaves(args))
+    compiled, _ = shared_programs(("probe", fn.__name__, static_key, from_file, shapes), build)
     return compiled(*args)
 
 
+@in_float64
 def probe_initial_state(params, mesh=None, eos_dir=None) -> ProbeResult:
     """Evaluate the right-hand side once at the initial state; when a value is not finite,
     evaluate the diagnostics too and name every non-finite term.

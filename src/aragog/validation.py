@@ -29,6 +29,13 @@ def check_inputs(params, rhs: bool = True) -> list[str]:
     Raises:
         AragogError: the first problem found, as a one-line message naming the key or file.
     """
+    from aragog._jax import float64
+
+    with float64():  # EOS data and the probe's program in float64 (docs/design.md)
+        return _check_inputs(params, rhs)
+
+
+def _check_inputs(params, rhs: bool) -> list[str]:
     from aragog import eos, structure
     from aragog.initial import read_entropy_profile
 

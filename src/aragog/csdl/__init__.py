@@ -5,8 +5,10 @@ Record a model as Variables and operations, differentiate it by *recorded* rever
 (:class:`PySimulator`), as one jitted JAX program (:class:`JaxSimulator`), or as a
 schedule of directly called compiled blocks and jitted glue (:class:`BlockSimulator`).
 
-Depends on JAX and NumPy only (no other part of aragog). Importing this package switches
-on ``jax_enable_x64``: every value is float64.
+Depends on JAX and NumPy only (no other part of aragog). Like any JAX library it leaves
+JAX's configuration alone and follows its dtype setting: run it inside
+``jax.enable_x64(True)`` for float64 (aragog's blocks mode does), else JAX computes in
+float32.
 
 Modules: ``recorder`` (Recorder), ``variable`` (Variable, Constant), ``operation``
 (Operation base class, graph evaluator), ``operations/`` (one module per family:
@@ -34,20 +36,16 @@ Example::
     d.value  # [[0.39866767, 0.78936529]]
 """
 
-import jax
-
-jax.config.update("jax_enable_x64", True)
-
-from aragog.csdl._compress import JaxCompressedOperation, compress  # noqa: E402
-from aragog.csdl._derivative import derivative  # noqa: E402
-from aragog.csdl._operation import Operation  # noqa: E402
-from aragog.csdl.operations import *  # noqa: E402,F401,F403
-from aragog.csdl.operations import __all__ as _ops_all  # noqa: E402
-from aragog.csdl._recorder import Recorder, get_current_recorder  # noqa: E402
-from aragog.csdl._region import compiled_function_count, graph_function  # noqa: E402
-from aragog.csdl._simulators import JaxSimulator, PySimulator  # noqa: E402
-from aragog.csdl._schedule import BlockSimulator  # noqa: E402
-from aragog.csdl._variable import Constant, Variable  # noqa: E402
+from aragog.csdl._compress import JaxCompressedOperation, compress
+from aragog.csdl._derivative import derivative
+from aragog.csdl._operation import Operation
+from aragog.csdl.operations import *  # noqa: F401,F403
+from aragog.csdl.operations import __all__ as _ops_all
+from aragog.csdl._recorder import Recorder, get_current_recorder
+from aragog.csdl._region import compiled_function_count, graph_function
+from aragog.csdl._simulators import JaxSimulator, PySimulator
+from aragog.csdl._schedule import BlockSimulator
+from aragog.csdl._variable import Constant, Variable
 
 __all__ = [
     "Recorder", "get_current_recorder", "Variable", "Constant", "Operation",

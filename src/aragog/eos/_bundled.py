@@ -57,6 +57,7 @@ from aragog.eos.models._mgsio3 import MGSIO3
 from aragog.eos._tables import EOSTables, PhaseBoundary, PhaseTable, load_table_set, write_table_set
 
 __all__ = [
+    "clear_table_cache",
     "BundledModel",
     "BUNDLED_MODELS",
     "DEFAULT_MODEL",
@@ -321,6 +322,11 @@ def _cached_set(np_: int, ns: int, model: str = "default", pmax: float | None = 
     # identity, hence another compiled-program key, than every other process.
     on_disk = _read_cache(d, np_, ns, warn=False, model=model, pmax=pmax)
     return tables if on_disk is None else on_disk
+
+
+def clear_table_cache() -> None:
+    """Forget the table sets kept in memory (the disk cache stays)."""
+    _cached_set.cache_clear()
 
 
 def default_table_set(np_: int | None = None, ns: int | None = None, model: str = "default",

@@ -22,12 +22,12 @@ query, once per process and table shape).
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import numpy as np
 from scipy.optimize import brentq
 
+from aragog._jax import in_float64, jax
 from aragog.errors import EOSError
 from aragog.eos._host import NumpyEOS
 from aragog.eos._packed import packed_tables
@@ -37,11 +37,9 @@ from aragog.eos._tables import load_table_set
 __all__ = ["EntropyEOS"]
 
 
-@functools.lru_cache(maxsize=None)
-def _evaluator():
-    from aragog._jax import jax
-
-    return jax.jit(evaluate_phase)
+#: the two-phase evaluator, compiled per table shape by JAX's own jit cache
+#: (``jax.clear_caches()`` or ``aragog.clear_caches()`` empties it)
+_evaluate = jax.jit(evaluate_phase)
 
 
 class EntropyEOS:
@@ -59,6 +57,7 @@ class EntropyEOS:
         S_min, S_max: entropy range covered by both phases [J/kg/K].
     """
 
+    @in_float64
     def __init__(self, eos_dir, strict_range: bool = False):
         self.directory = Path(eos_dir).expanduser().resolve()
         self.strict_range = bool(strict_range)
@@ -76,10 +75,11 @@ class EntropyEOS:
         return f"EntropyEOS({str(self.directory)!r})"
 
     # ------------------------------------------------------------------ evaluation
+    @in_float64
     def _state(self, P, S):
         P, S = np.broadcast_arrays(np.asarray(P, dtype=float), np.asarray(S, dtype=float))
         P = np.clip(P, self.P_min, self.P_max)
-        return _evaluator()(self._tables, self._material, P, S), P.shape
+        return _evaluate(self._tables, self._material, P, S), P.shape
 
     def _field(self, name: str, P, S):
         state, shape = self._state(P, S)

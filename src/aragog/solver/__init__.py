@@ -18,7 +18,7 @@ __all__ = [
     "UpstreamEntropySolver",
     # records of a solve and of the compiled programs, for benchmarks and profiles
     "LastSolve", "ProgramStats", "compile_stats", "compiled_program", "kernel_counts",
-    "clear_shared_programs", "configure_compilation_cache", "programs_in_cache", "output_times",
+    "clear_shared_programs", "clear_caches", "configure_compilation_cache", "programs_in_cache", "output_times",
 ]
 
 _LAZY = {
@@ -33,6 +33,7 @@ _LAZY = {
     "compile_stats": "aragog.solver._compile_stats",
     "compiled_program": "aragog.solver._shared_programs",
     "clear_shared_programs": "aragog.solver._shared_programs",
+    "clear_caches": "aragog.solver._shared_programs",
     "kernel_counts": "aragog.solver._hlo",
     "configure_compilation_cache": "aragog.solver._persistent_cache",
     "programs_in_cache": "aragog.solver._persistent_cache",

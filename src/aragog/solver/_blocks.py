@@ -34,7 +34,7 @@ import time
 import numpy as np
 
 from aragog import csdl, physics
-from aragog._jax import jax
+from aragog._jax import in_float64, jax
 from aragog.csdl._schedule import Schedule
 from aragog.solver._jacobian import band_indices
 from aragog.solver._jitpair import ProgramStats
@@ -65,6 +65,7 @@ class BlockPrograms:
 
     jac_layout = "band"
 
+    @in_float64
     def __init__(self, options, inputs_example, n_state: int, ml: int, mu: int, pack_max: int = 4096,
                  store_key: str | None = None):
         t0 = time.perf_counter()
@@ -161,6 +162,7 @@ class BlockPrograms:
         return shapes + [self._specs[i][0] for i in self._layout.big]
 
     # ------------------------------------------------------------------ use
+    @in_float64
     def pack(self, inputs) -> tuple:
         """Check ``inputs`` against the recorded signature; the packed device arrays."""
         leaves, treedef = jax.tree_util.tree_flatten(inputs)
@@ -171,6 +173,7 @@ class BlockPrograms:
                 raise ValueError(f"compile_mode 'blocks': an input has shape {np.shape(leaf)}, recorded {shape}")
         return tuple(jax.device_put(x) for x in self._layout.pack(leaves))
 
+    @in_float64
     def bind(self, inputs, call_stats=None) -> "BoundBlocks":
         return BoundBlocks(self, inputs, call_stats)
 
@@ -222,6 +225,7 @@ class BoundBlocks:
     """:class:`BlockPrograms` with one ``inputs`` bound (packed and on the device once):
     the integrator's callback object, like :class:`~aragog.solver._jitpair.BoundPair`."""
 
+    @in_float64
     def __init__(self, programs: BlockPrograms, inputs, call_stats=None):
         self.programs = programs
         self.n, self.ml, self.mu = programs.n, programs.ml, programs.mu
@@ -252,6 +256,7 @@ class BoundBlocks:
 
         self.rhs_into, self.jac_into = rhs_into, jac_into
 
+    @in_float64
     def call(self, name: str, t: float, y) -> object:
         """Program ``name`` ("rhs", "jac", "diagnostics", "melt_fraction") at ``(t, y)``;
         NumPy values (``Diagnostics`` for "diagnostics")."""
@@ -269,6 +274,7 @@ class BoundBlocks:
         stats.call_seconds += time.perf_counter() - t0
         return result
 
+    @in_float64
     def scalar_fn(self, name: str):
         sched = self.programs.schedules[name]
         args, stats, clock = self._args, self.call_stats[name], time.perf_counter
@@ -282,11 +288,13 @@ class BoundBlocks:
 
         return g
 
+    @in_float64
     def rhs(self, t, y):
         out = np.empty(self.n)
         self.rhs_into(t, y, out)
         return out
 
+    @in_float64
     def jac(self, t, y):
         out = np.empty((self.ml + self.mu + 1, self.n))
         self.jac_into(t, y, out)

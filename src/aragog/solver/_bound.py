@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from aragog._jax import jax
+from aragog._jax import in_float64, jax
 from aragog.solver._program_stats import ProgramStats
 
 __all__ = ["BoundPair"]
@@ -28,6 +28,7 @@ class BoundPair:
     the compiled call propagate (the integrator adapters turn them into recoverable errors).
     """
 
+    @in_float64
     def __init__(self, pair: Any, args: Any, call_stats: Mapping[str, ProgramStats] | None = None):
         # pair: the aragog.solver._jitpair.JitPair that owns the executables (the type is not
         # imported: jitpair imports this module)
@@ -60,6 +61,7 @@ class BoundPair:
         into.__name__ = f"{key}_into"
         return into
 
+    @in_float64
     def call(self, name: str, t: float, y: np.ndarray) -> Any:
         """Evaluate program ``name`` with the bound args; NumPy arrays (same pytree)."""
         prog = self.pair._program(name)
@@ -79,17 +81,20 @@ class BoundPair:
             stats = self._call_stats[name] = ProgramStats()
         return stats
 
+    @in_float64
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
         out = np.empty(self.n)
         self.rhs_into(t, y, out)
         return out
 
+    @in_float64
     def jac(self, t: float, y: np.ndarray) -> np.ndarray:
         shape = (self.ml + self.mu + 1, self.n) if self.jac_layout == "band" else (self.n, self.n)
         out = np.empty(shape)
         self.jac_into(t, y, out)
         return out
 
+    @in_float64
     def scalar_fn(self, name: str) -> Callable[[float, np.ndarray], float]:
         """``g(t, y) -> float`` from a scalar-valued program (e.g. an event function)."""
         prog = self.pair._program(name)

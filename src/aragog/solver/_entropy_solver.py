@@ -20,6 +20,7 @@ from typing import Callable
 
 import numpy as np
 
+from aragog._jax import in_float64
 from aragog.errors import AragogError, ConfigError, format_indices
 from aragog.solver.backends import METHODS, integrate
 from aragog.solver._budget import EnergyBook, needs_step_trace
@@ -128,6 +129,7 @@ class EntropySolver:
 
         return cls(load_config(path, overrides=overrides), eos_dir=eos_dir)
 
+    @in_float64
     def initialize(self) -> "EntropySolver":
         """Build everything (:meth:`reset`) and set the initial state from ``[initial_condition]``."""
         self.reset()
@@ -155,6 +157,7 @@ class EntropySolver:
         self._energy.new_run()
         return self
 
+    @in_float64
     def reset(self) -> "EntropySolver":
         """Re-validate the parameters and refresh every derived input (mesh, tables, boundary
         values, heating, ...). Builds new compiled programs only when the static key changed
@@ -190,6 +193,7 @@ class EntropySolver:
         """(compile mode, options, mesh, inputs, static key) of validated ``params``."""
         return self._derived.derive(params, self.eos_dir)
 
+    @in_float64
     def program_key(self, params=None) -> str:
         """A digest of what the compiled programs depend on (compile mode, physics switches,
         table identity, array shapes) for ``params`` (default: this solver's): two configs
@@ -199,6 +203,7 @@ class EntropySolver:
         params = (self._params if params is None else params).validate()
         return store_key(self._derive(params)[-1])
 
+    @in_float64
     def programs_stored(self, params=None) -> bool:
         """Whether every program a solve of ``params`` (default: this solver's) needs — the
         RHS, the Jacobian and the background programs — is in the persistent cache that
@@ -212,6 +217,7 @@ class EntropySolver:
                                                      ("rhs", "jac", *self._background_programs),
                                                      params.solver.jax_cache_dir)
 
+    @in_float64
     def wait_for_programs(self) -> "EntropySolver":
         """Block until the programs that :meth:`reset` started compiling in the background
         (the diagnostics, which otherwise overlap the first integration) are ready and in
@@ -224,6 +230,7 @@ class EntropySolver:
             wait()
         return self
 
+    @in_float64
     def fresh_programs(self, jacobian: str = "banded") -> JitPair:
         """A new fused :class:`~aragog.solver._jitpair.JitPair` of the current options and inputs
         (compiled at first use): not shared, not stored in the persistent cache, not used by
@@ -257,6 +264,7 @@ class EntropySolver:
         self._require_inputs()
         return int(self._inputs.mesh.number_of_cells)
 
+    @in_float64
     def entropy_at(self, temperature: float, pressure: float) -> float:
         """Entropy [J/kg/K] with T(P, S) = ``temperature`` [K] at ``pressure`` [Pa] (the EOS
         inverted; the isentrope through that point). Computed in NumPy
@@ -274,6 +282,7 @@ class EntropySolver:
             raise AragogError(f"no entropy gives T = {temperature} K at P = {pressure} Pa in the EOS")
         return value
 
+    @in_float64
     def set_initial_entropy(self, S) -> None:
         """Set the state: a scalar (an isentrope: the same entropy in every cell) or one value
         per cell [J/kg/K]. The energy-balance slot keeps its value (see
@@ -333,6 +342,7 @@ class EntropySolver:
                 "(S = %.6g..%.6g J/kg/K): beyond it the EOS holds every property at the table's edge",
                 format_indices(bad[k]), lo, hi, float(t_out[k]), S[k][bad[k]].min(), S[k][bad[k]].max())
 
+    @in_float64
     def set_initial_dSdr_cmb(self, value: float | None) -> None:
         """Set the energy-balance slot, dS/dr at the CMB [J/kg/K/m] (default: carried over
         from the previous solve; 0 after :meth:`initialize`). ``None``: recompute it from
@@ -381,6 +391,7 @@ class EntropySolver:
         return state_key(self._inputs.scales, self._options, self._dSdr_cmb, self._T_core)
 
     # ------------------------------------------------------------------ solve
+    @in_float64
     def solve(self, progress: Callable[[SolveProgress], None] | None = None,
               progress_interval: float = 1.0) -> None:
         """Integrate from ``parameters.solver.start_time`` to ``end_time`` [yr] from the current
@@ -477,6 +488,7 @@ class EntropySolver:
         return split_state(y, self._inputs.scales, self._options)
 
     # ------------------------------------------------------------------ results
+    @in_float64
     def get_state(self, energy_budget: bool = False) -> SolverOutput:
         """The current state as a :class:`SolverOutput` (after :meth:`solve`, its status).
 
@@ -488,6 +500,7 @@ class EntropySolver:
         """
         return self._state(energy_budget)[0]
 
+    @in_float64
     def _state(self, energy_budget: bool):
         """``(SolverOutput, Diagnostics)`` of the current state (:meth:`get_state`; the
         physics ``Diagnostics`` for an interface that reports more of it)."""
@@ -531,6 +544,7 @@ class EntropySolver:
         """Log each program compiled or loaded since the last report."""
         log_new_compiles(self.jit_stats, self._logged, logger)
 
+    @in_float64
     def history(self):
         """The run so far as an :class:`aragog.io.RunHistory`: every output time of the latest
         solve and the final state of each earlier solve since :meth:`initialize` (so memory

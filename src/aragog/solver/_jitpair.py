@@ -20,9 +20,9 @@ Two call paths:
   array. This is what integrator callbacks use (``bound`` satisfies
   :class:`aragog.solver.backends.OdeProblemLike`).
 
-On CPU, ``jax_cpu_enable_async_dispatch=False`` (set before the first computation) makes each
-call run on the calling thread; for microsecond programs that is markedly faster than the
-default hand-off to a worker thread.
+Tracing, compiling and the convenient calls run in JAX's x64 mode (:func:`aragog._jax.float64`,
+per thread; the caller's setting is left alone). The bound callbacks ``rhs_into``/``jac_into``
+do not enter it on every call: the solver calls them inside its own :func:`~aragog._jax.float64`.
 
 ``pair.stats`` reports per program: traces (counted by a Python counter inside the traced
 body), compiles, seconds spent tracing + lowering and compiling, calls and seconds in calls.
@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from aragog._jax import jax, jnp
+from aragog._jax import float64, in_float64, jax, jnp
 from aragog.csdl._compiling import compile_lowered, lower, store_lookup, store_save
 from aragog.csdl._executable_store import store_has
 from aragog.solver._bound import BoundPair
@@ -109,6 +109,7 @@ class JitPair:
             a reserved or duplicate extra name.
     """
 
+    @in_float64
     def __init__(
         self,
         rhs_fn: Callable,
@@ -205,6 +206,7 @@ class JitPair:
         inputs = [sds((), jnp.float64), sds((self.n,), jnp.float64)]
         return inputs + self._layout.abstract_inputs()
 
+    @in_float64
     def _compile(self, key: str) -> _Program:
         prog = self._programs[key]
         if prog.compiled is not None:
@@ -279,6 +281,7 @@ class JitPair:
         prog = self._program(name, compile=False)
         return prog.compiled is not None or store_has(self._store_key(name), prog.options, store)
 
+    @in_float64
     def prepare(self, *names: str) -> None:
         """Look the named programs up in the store, or trace and lower them, now in this
         thread (Python work, it holds the GIL); the XLA compile is left to whoever needs
@@ -300,17 +303,21 @@ class JitPair:
         if not todo:
             return None
 
-        def run():
-            for key in todo:
-                try:
-                    self._compile(key)
-                except Exception as exc:  # noqa: BLE001 - the caller's own compile raises it
-                    logger.debug("background compile of %s failed (%s: %s)", key, type(exc).__name__, exc)
+        def run():  # a thread of its own: JAX's x64 mode is per thread
+            with float64():
+                self._compile_all(todo)
 
         thread = threading.Thread(target=run, name=f"{self.name}-compile-{'+'.join(todo)}", daemon=False)
         self._background = [t for t in self._background if t.is_alive()] + [thread]
         thread.start()
         return thread
+
+    def _compile_all(self, todo: list[str]) -> None:
+        for key in todo:
+            try:
+                self._compile(key)
+            except Exception as exc:  # noqa: BLE001 - the caller's own compile raises it
+                logger.debug("background compile of %s failed (%s: %s)", key, type(exc).__name__, exc)
 
     def wait_background(self) -> None:
         """Wait for every compile started by :meth:`compile_in_background`."""
@@ -387,6 +394,7 @@ class JitPair:
         return prog
 
     # ------------------------------------------------------------------ convenient calls
+    @in_float64
     def call(self, name: str, t: float, y: np.ndarray, args: Any) -> Any:
         """Evaluate program ``name`` at ``(t, y, args)``; returns NumPy arrays (same pytree)."""
         prog = self._program(name)

@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["shared_programs", "clear_shared_programs", "store_key", "code_identity", "block_programs",
+__all__ = ["shared_programs", "clear_shared_programs", "clear_caches", "store_key", "code_identity", "block_programs",
            "compiled_program", "bare_executables"]
 
 _CACHE: "OrderedDict[tuple, object]" = OrderedDict()
@@ -44,6 +44,22 @@ def shared_programs(key: tuple, build: Callable[[], object]) -> tuple[object, bo
 def clear_shared_programs() -> None:
     """Forget every shared program (the next solver of each key compiles again)."""
     _CACHE.clear()
+
+
+def clear_caches() -> None:
+    """Empty every in-memory cache of compiled programs and derived data in this process:
+    the shared programs (solvers' and :mod:`aragog.probe`'s), JAX's own caches of traced and
+    compiled functions (``jax.clear_caches()``: ``EntropyEOS``'s evaluator, the EOS
+    generator's solver) and the bundled EOS table sets. Solvers keep the programs they hold
+    until their next :meth:`~aragog.solver.EntropySolver.initialize`. The persistent cache on
+    disk stays (``aragog cache clear`` empties it)."""
+    import jax
+
+    from aragog.eos import clear_table_cache
+
+    clear_shared_programs()
+    clear_table_cache()
+    jax.clear_caches()
 
 
 def block_programs(options, inputs, store: str | None = None):

@@ -26,6 +26,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from aragog._jax import in_float64
 from aragog.errors import AragogError
 from aragog.solver._entropy_solver import EntropySolver, SolverStateError
 from aragog.solver._output import SolverOutput
@@ -81,6 +82,7 @@ class UpstreamEntropySolver(EntropySolver, interface=True):
         """Whether :class:`EntropySolver` given ``params`` answers with this class."""
         return is_upstream_parameters(params)
 
+    @in_float64
     def __init__(self, parameters, entropy_eos=None):
         self._upstream = parameters
         self.entropy_eos = entropy_eos
@@ -116,6 +118,7 @@ class UpstreamEntropySolver(EntropySolver, interface=True):
             self._params = native
             EntropySolver.reset(self)
 
+    @in_float64
     def reset(self) -> UpstreamEntropySolver:
         """Re-read the upstream parameters (and ``_atol_sf``); no recompilation when only
         values changed."""
@@ -125,6 +128,7 @@ class UpstreamEntropySolver(EntropySolver, interface=True):
         EntropySolver.reset(self)
         return self
 
+    @in_float64
     def initialize(self) -> UpstreamEntropySolver:
         """Build the mesh, tables and compiled programs. As upstream, the state is not set
         from ``[initial_condition]``: call :meth:`set_initial_entropy` next."""
@@ -219,6 +223,7 @@ class UpstreamEntropySolver(EntropySolver, interface=True):
         return self._upstream_state(*self._split(self._y0()))
 
     @_S0.setter
+    @in_float64
     def _S0(self, state) -> None:
         """Set the whole state in the upstream layout (PROTEUS's retry ladder restores the
         state a call started from this way): the cell entropies, then each slot of
@@ -235,6 +240,7 @@ class UpstreamEntropySolver(EntropySolver, interface=True):
         if "T_core" in slots:
             self._T_core = float(arr[n + slots.index("T_core")])
 
+    @in_float64
     def set_initial_entropy(self, S_init) -> None:
         """Entropy per cell [J/kg/K] (or a scalar; or the full upstream state with the CMB
         gradient last). The CMB gradient slot takes, in this order: the value of
@@ -308,6 +314,7 @@ class UpstreamEntropySolver(EntropySolver, interface=True):
                               "aragog.solver.cvode_jax.build_jax_rhs_and_jacobian for this solver")
 
     # ------------------------------------------------------------------ solve and results
+    @in_float64
     def solve(self) -> None:
         """Integrate ``start_time`` → ``end_time`` [yr] of the upstream parameters (re-read
         now, with ``_atol_sf``) from the current state."""
@@ -340,6 +347,7 @@ class UpstreamEntropySolver(EntropySolver, interface=True):
             raise SolverStateError("no solution yet: call solve() first")
         return sol.y[: self.n_cells]
 
+    @in_float64
     def get_state(self) -> SolverOutput:
         """The native :class:`SolverOutput`, with the energy budget, and the upstream
         meanings: ``status`` 0 for an

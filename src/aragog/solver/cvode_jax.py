@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from aragog._jax import in_float64
 from aragog.errors import AragogError
 
 __all__ = ["build_jax_rhs_and_jacobian"]
@@ -69,10 +70,12 @@ def build_jax_rhs_and_jacobian(eos_jax, params_jax, mesh_jax, bc_jax, heating_st
         raise AragogError(f"build_jax_rhs_and_jacobian: core_bc_mode {core_bc_mode!r} differs from the solver's "
                           f"core_bc {solver._core_bc!r}")
 
+    @in_float64
     def rhs_fn(t, y, ydot):
         bound.rhs_into(float(t), np.asarray(y, dtype=np.float64), ydot)
         return 0
 
+    @in_float64
     def jac_fn(t, y, fy, J):
         bound.jac_into(float(t), np.asarray(y, dtype=np.float64), J)
         return 0

@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from aragog._jax import jax, jnp
+from aragog._jax import in_float64, jax, jnp
 from aragog.eos.models._inversion import solve_states
 from aragog.eos.models._mgsio3 import DEFAULT_NP, DEFAULT_NS, MGSIO3, MgSiO3Model
 from aragog.errors import EOSError
@@ -44,16 +44,13 @@ LADDER = np.geomspace(150.0, 30000.0, 64)
 P_TOL, S_TOL = 1e-9, 1e-6
 
 
-@functools.lru_cache(maxsize=8)
-def _solve_program(phase):
-    """The phase's one jitted program: :func:`~.inversion.solve_states` on flat arrays
-    (P, target, fixed_T, T_guess) of one length, from ``phase.volume_guess``."""
-
-    def run(P, target, fixed_T, T_guess):
-        return solve_states(phase, P, target, fixed_T, phase.volume_guess(P, T_guess), T_guess,
-                            iterations=NEWTON_STEPS)
-
-    return jax.jit(run)
+@functools.partial(jax.jit, static_argnums=0)
+def _solve_program(phase, P, target, fixed_T, T_guess):
+    """:func:`~.inversion.solve_states` of ``phase`` (static: one compiled program per
+    phase and input length, kept by JAX's own jit cache) on flat arrays (P, target,
+    fixed_T, T_guess) of one length, from ``phase.volume_guess``."""
+    return solve_states(phase, P, target, fixed_T, phase.volume_guess(P, T_guess), T_guess,
+                        iterations=NEWTON_STEPS)
 
 
 def _solve(phase, P, target, fixed_T, T_guess, length: int) -> dict[str, np.ndarray]:
@@ -66,7 +63,7 @@ def _solve(phase, P, target, fixed_T, T_guess, length: int) -> dict[str, np.ndar
     cat = lambda a, fill: np.concatenate([np.asarray(a, dtype=np.float64), np.full(pad, fill, dtype=np.float64)])
     args = (cat(P, 0.0), cat(target, T_guess[0]), np.concatenate([fixed_T, np.ones(pad, bool)]),
             cat(T_guess, T_guess[0]))
-    out = {k: np.asarray(v)[:n] for k, v in _solve_program(phase)(*(jnp.asarray(a) for a in args)).items()}
+    out = {k: np.asarray(v)[:n] for k, v in _solve_program(phase, *(jnp.asarray(a) for a in args)).items()}
     finite = np.all([np.isfinite(out[k]) for k in ("T", "rho", "cp", "cv", "alpha", "dTdP_S", "K_T")], axis=0)
     out["ok"] = (finite & (np.abs(out["P_error"]) < P_TOL) & (np.abs(out["S_error"]) < S_TOL)
                  & (out["K_T"] > 0) & (out["cv"] > 0) & (out["cp"] > 0))
@@ -93,6 +90,7 @@ def _span(values: np.ndarray) -> str:
     return f"{values.min():.6g}-{values.max():.6g}" if values.size else "-"
 
 
+@in_float64
 def phase_arrays(phase, P: np.ndarray, T_range, curve, ns: int) -> dict[str, np.ndarray]:
     """Tables of ``phase`` on the pressure axis ``P`` [Pa] and ``ns`` entropies uniform
     between S(0, ``T_range``[0]) and S(0, ``T_range``[1]), and the entropy of the phase on
@@ -132,6 +130,7 @@ def phase_arrays(phase, P: np.ndarray, T_range, curve, ns: int) -> dict[str, np.
     return {"S": S, "S_curve": fwd["S"][on_curve], **tables}
 
 
+@in_float64
 def generate_tables(model: MgSiO3Model = MGSIO3, np_: int | None = None, ns: int | None = None,
                     pmax: float | None = None):
     """The model's :class:`~aragog.eos._tables.EOSTables` (NumPy leaves), ``np_`` pressures
