@@ -43,9 +43,10 @@ from pathlib import Path
 
 import numpy as np
 
-from aragog import eos
-# private: the JAX set up as aragog's own code runs it (float64, CPU dispatch); no public module hands it out
-from aragog._jax import jax, jnp
+import jax
+import jax.numpy as jnp
+
+from aragog import eos  # sets synchronous CPU dispatch, as aragog runs its programs (docs/design.md)
 
 RTMELT = Path(__file__).resolve().parents[2] / "shared" / "data" / "spider-RTmelt"
 
@@ -81,6 +82,11 @@ def _kernels(f, args) -> dict:
 
 
 def main(argv=None) -> int:
+    with jax.enable_x64(True):  # the evaluations below in float64, as aragog runs them
+        return _main(argv)
+
+
+def _main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT")
     ap.add_argument("--calls", type=int, default=5000, help="timed calls per evaluation row")
