@@ -27,10 +27,8 @@ from aragog.io import RunHistory, write_netcdf
 SRC = Path(aragog.__file__).parent
 
 # Modules of aragog.io allowed a module-level import of the solver, with the names they may
-# import: solver_history.py builds a RunHistory from the solver's states (code moved out of
-# aragog.solver._results by another change); it should take its field names from
-# aragog.fields too, and this entry shrink to the solver code it calls.
-ALLOWED_SOLVER_IMPORTS = {"solver_history.py": {"aragog.solver._results", "aragog.solver._output"}}
+# import: none (the solver builds its RunHistory itself, aragog.solver._history).
+ALLOWED_SOLVER_IMPORTS: dict[str, set[str]] = {}
 
 
 def _run(code: str) -> None:
@@ -94,7 +92,7 @@ def test_fields_imports_only_the_standard_library():
 
 
 def test_structure_solver_and_io_share_the_fields_objects():
-    import aragog.io._history
+    import aragog._run_history
     import aragog.io._netcdf
     import aragog.solver
     import aragog.solver._output as output
@@ -107,7 +105,7 @@ def test_structure_solver_and_io_share_the_fields_objects():
     assert geometry.MESH_ARRAYS_FIELDS is fields.MESH_ARRAYS_FIELDS
     assert aragog.structure.MESH_ARRAYS_FIELDS is fields.MESH_ARRAYS_FIELDS
     assert geometry.FieldDoc is fields.FieldMeta and aragog.structure.FieldDoc is fields.FieldMeta
-    for module in (aragog.io._history, aragog.io._netcdf):
+    for module in (aragog._run_history, aragog.io._netcdf):
         assert module.FIELD_META is fields.FIELD_META and module.FieldMeta is fields.FieldMeta, module.__name__
 
 

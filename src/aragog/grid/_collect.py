@@ -34,7 +34,7 @@ import xarray as xr
 from aragog.errors import ConfigError
 from aragog.grid._store import GridFolder, PointRecord
 from aragog.io._atomic import atomic_output
-from aragog.io._history import RunHistory
+from aragog._run_history import RunHistory
 from aragog.io._netcdf import CONVENTIONS, read_netcdf
 
 __all__ = ["collect_grid", "resample", "axis_names", "STATUS_CODES", "TITLE"]

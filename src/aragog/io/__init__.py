@@ -13,7 +13,7 @@ plot is made.
 
 from __future__ import annotations
 
-from aragog.io._history import RunHistory, select_snapshots
+from aragog._run_history import RunHistory, select_snapshots
 from aragog.io._inspect import summarize
 from aragog.io._netcdf import read_netcdf, write_netcdf
 from aragog.io._plot import plot_run

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from aragog.io._history import RunHistory
+from aragog._run_history import RunHistory
 from aragog.io._netcdf import read_netcdf
 
 __all__ = ["summarize"]

@@ -31,7 +31,7 @@ from aragog._version import provenance_attrs
 from aragog.errors import AragogError
 from aragog.fields import FIELD_META, FieldMeta
 from aragog.io._atomic import atomic_output
-from aragog.io._history import _ATTR_NAME, COORDINATE_NAMES, RESERVED_ATTRS, RunHistory
+from aragog._run_history import _ATTR_NAME, COORDINATE_NAMES, RESERVED_ATTRS, RunHistory
 
 __all__ = ["write_netcdf", "read_netcdf", "TITLE", "CONVENTIONS"]
 

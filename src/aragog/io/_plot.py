@@ -18,7 +18,7 @@ import numpy as np
 
 from aragog.errors import AragogError
 from aragog.io._figure import write_png
-from aragog.io._history import RunHistory
+from aragog._run_history import RunHistory
 from aragog.io._netcdf import read_netcdf
 
 __all__ = ["plot_run"]

@@ -35,6 +35,7 @@ from aragog.solver._jitpair import JitPair, ProgramStats
 from aragog.solver._programs import fused_programs, start_compiles
 from aragog.solver._output import SolverOutput
 from aragog.solver._problems import NoJacobian, ProgressProbe, SolveProgress, WallClockLimit
+from aragog.solver._history import run_history
 from aragog.solver._results import (LastSolve, history_rows, join_state, output_fields, split_state, state_key,
                                    trim_records)
 from aragog.solver._step_caps import step_cap_event
@@ -549,11 +550,9 @@ class EntropySolver:
         """The run so far as an :class:`aragog.io.RunHistory`: every output time of the latest
         solve and the final state of each earlier solve since :meth:`initialize` (so memory
         stays bounded over thousands of coupling solves); profiles at ``output.snapshots``
-        times. Rows from :func:`aragog.solver._results.history_rows`, assembled by
-        :mod:`aragog.io._solver_history`: imported on call, the solver imports ``aragog.io``
-        (the layer above) in no module-level statement."""
-        from aragog.io._solver_history import run_history
-
+        times. Write it with :func:`aragog.io.write_netcdf` (``write_netcdf(path,
+        solver.history())``). Rows from :func:`aragog.solver._results.history_rows`,
+        assembled by :func:`aragog.solver._history.run_history`."""
         if not self._records:
             raise SolverStateError("nothing to write: call solve() first")
         last = self._last or LastSolve(status=0, message="", t0=0.0, t_final=0.0)
@@ -562,10 +561,11 @@ class EntropySolver:
         return run_history(*rows, self._records[-1][2].mesh, self._params, status=last.status,
                            message=last.message, integrator=res.integrator if res else METHODS[sp.method])
 
+
     def write_netcdf(self, path) -> Path:
         """Write :meth:`history` to a CF-style netCDF file (atomically; :func:`aragog.io.write_netcdf`,
-        imported on call like :meth:`history`'s assembly)."""
+        imported on call: the one import of the solver from the layer above it, kept because
+        the upstream aragog's ``EntropySolver`` has this method too)."""
         from aragog.io import write_netcdf
 
         return write_netcdf(path, self.history())
-

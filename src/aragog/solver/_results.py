@@ -1,6 +1,6 @@
 """From the integrator's states to what a user reads: the :class:`SolverOutput` fields of
 one state and the record of the last solve (used by :class:`aragog.solver.EntropySolver`;
-the rows of the run history, which :mod:`aragog.io._solver_history` assembles)."""
+the rows of the run history, which :mod:`aragog.solver._history` assembles)."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def history_rows(records, bind, options, energy) -> tuple[np.ndarray, list[dict]
     solve, oldest first): every output time [yr], the :class:`SolverOutput` fields and
     energy state fields at each (:func:`output_fields`), and the energy step fields as time
     series. ``bind(inputs)`` gives the programs bound to those inputs, ``energy`` is the
-    solver's :class:`aragog.solver._budget.EnergyBook`. :func:`aragog.io._solver_history.run_history`
+    solver's :class:`aragog.solver._budget.EnergyBook`. :func:`aragog.solver._history.run_history`
     makes a run history of them."""
     rows = []
     for t_arr, y_arr, inp in records:

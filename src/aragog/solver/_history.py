@@ -3,16 +3,16 @@
 The solver evaluates its states (:func:`aragog.solver._results.history_rows`: the output
 fields at every output time it kept) and hands them here, where the run record is
 assembled: scalar series, profiles at the snapshot times, the mesh, the file attributes.
-The solver imports this module only inside :meth:`~aragog.EntropySolver.history`, never at
-module level (``aragog.io`` is the layer above it); this module imports nothing of the
-solver (field metadata from :mod:`aragog.fields`).
+The record type lives below the solver (:mod:`aragog._run_history`, beside
+:mod:`aragog.fields`), so the solver builds it without importing ``aragog.io``, the layer
+above it, which writes and reads it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from aragog.io._history import RunHistory, select_snapshots
+from aragog._run_history import RunHistory, select_snapshots
 from aragog.fields import BASIC_FIELDS, SCALAR_FIELDS, STAGGERED_FIELDS
 
 __all__ = ["run_history"]
