@@ -20,7 +20,7 @@ import pytest
 
 from aragog import EntropySolver, load_config
 from aragog.eos import ConstantParams
-from aragog.physics._heat_content import NumpyEOS, compression_work, heat_content_change, specific_enthalpy
+from aragog.physics._heat_content import EnthalpyEOS, compression_work, heat_content_change, specific_enthalpy
 from aragog.solver._budget import STEP_FIELDS, interval_weights, quadrature_weights
 from aragog.solver import FIELD_META, SolverOutput
 
@@ -165,11 +165,11 @@ def test_budget_of_a_fast_first_call_closes_with_two_output_times(demo_window):
 
 # ------------------------------------------------------------------ the NumPy pieces
 def test_numpy_eos_matches_the_compiled_one(demo_window):
-    """NumpyEOS mirrors eos.evaluate_phase (T, ρ, c_p): compare with the diagnostics program at
+    """EnthalpyEOS mirrors eos.evaluate_phase (T, ρ, c_p): compare with the diagnostics program at
     the cells and the basic nodes of the demo state (mush, melt and solid cells)."""
     solver, out = demo_window
     inputs, options = solver._inputs, solver._options
-    eos = NumpyEOS(inputs.eos, inputs.material.smooth_width, options.constant_properties)
+    eos = EnthalpyEOS(inputs.eos, inputs.material.smooth_width, options.constant_properties)
     d = solver._bound.call("diagnostics", out.time, solver._y0())
     T, rho, cp = eos.evaluate(np.asarray(inputs.mesh.P_stag), d.S, ("T", "rho", "cp"))
     np.testing.assert_allclose(T, d.T, rtol=1e-13)
@@ -186,7 +186,7 @@ def test_enthalpy_satisfies_dh_dP_at_fixed_S(demo_window):
     the tables' kinks with 64 panels): 1e-5."""
     solver, _ = demo_window
     inputs = solver._inputs
-    eos = NumpyEOS(inputs.eos, inputs.material.smooth_width, False)
+    eos = EnthalpyEOS(inputs.eos, inputs.material.smooth_width, False)
     P = np.array([2.0e10, 5.1e10, 1.02e11])
     S = np.array([1500.0, 2400.0, 3100.0])
     dP = 1e6
@@ -198,7 +198,7 @@ def test_constant_property_heat_content_enthalpy_and_compression():
     """Constant properties: T = T_ref exp((S - S_ref)/c_p), ρ constant, so
     ∫ ρ T dS = ρ c_p ΔT, h = c_p (T - T_ref) + P/ρ and the compression work is m ΔP/ρ."""
     p = ConstantParams(rho=4000.0, cp=1000.0, T_ref=1600.0, S_ref=2000.0)
-    eos = NumpyEOS(p, constant=True)
+    eos = EnthalpyEOS(p, constant=True)
     P = np.array([1e9, 5e10])
     S0, S1 = np.array([2000.0, 2100.0]), np.array([2300.0, 1900.0])
     V = np.array([2.0, 3.0])
@@ -251,7 +251,7 @@ def test_compression_work_of_a_structure_change(tmp_path):
     out = solver.get_state(energy_budget=True)
     P_old, P_new = np.asarray(inputs_old.mesh.P_stag), np.asarray(solver._inputs.mesh.P_stag)
     assert np.all(P_new < P_old)
-    eos = NumpyEOS(inputs_old.eos, inputs_old.material.smooth_width, False)
+    eos = EnthalpyEOS(inputs_old.eos, inputs_old.material.smooth_width, False)
     trapezoid = np.sum(np.asarray(inputs_old.mesh.mass_stag) * (P_new - P_old) * 0.5
                        * (1.0 / eos(P_old, first.S_final)[1] + 1.0 / eos(P_new, first.S_final)[1]))
     assert out.step_dE_compression_J < 0

@@ -13,7 +13,7 @@ from aragog._jax import jax, jnp
 from aragog.csdl import _compiling as compiling, _executable_store as executable_store
 from aragog.errors import AragogError
 from aragog.physics._boundary import INVERSION_GRID
-from aragog.physics._heat_content import NumpyEOS
+from aragog.physics._heat_content import EnthalpyEOS
 from aragog.solver import _inputs as _inputs
 from aragog.solver._inversion import entropy_of_temperature
 from aragog.solver import JitPair
@@ -31,7 +31,7 @@ def _solver_inputs(overrides):
     mesh = solver._derived.mesh(params)
     inputs = _inputs.physics_inputs(params, mesh, solver._derived.eos(params))
     width = None if options.constant_properties else float(inputs.material.smooth_width)
-    return inputs, options, NumpyEOS(inputs.eos, width, options.constant_properties)
+    return inputs, options, EnthalpyEOS(inputs.eos, width, options.constant_properties)
 
 
 @pytest.mark.parametrize("constant", [False, True])

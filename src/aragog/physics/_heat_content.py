@@ -3,7 +3,7 @@
 These need T(P, S) and ρ(P, S) away from the (P, S) points of the mesh's state, at many
 quadrature points. Inside a compiled program that would be a second EOS evaluation (it
 doubled the "diagnostics" compile time, 6.6 s -> 14 s on the demo); the EOS blend is
-cheap in NumPy instead. :class:`NumpyEOS` mirrors :func:`aragog.eos.evaluate_phase` and
+cheap in NumPy instead. :class:`EnthalpyEOS` mirrors :func:`aragog.eos.evaluate_phase` and
 :func:`aragog.eos.evaluate_constant` for T, ρ and c_p only (same cell search, same
 ``(1 - t) a + t b`` interpolation, same blend; tests/test_energy_budget.py checks it
 against the JAX evaluator to rounding).
@@ -38,7 +38,7 @@ import numpy as np
 
 from aragog.eos._host import NumpyEOS as HostEOS
 
-__all__ = ["NumpyEOS", "specific_enthalpy", "heat_content_change", "core_temperature_change", "compression_work",
+__all__ = ["EnthalpyEOS", "specific_enthalpy", "heat_content_change", "core_temperature_change", "compression_work",
            "gauss_panels", "GAUSS_POINTS"]
 
 #: Gauss-Legendre points per panel of every composite rule here (exact for degree 7).
@@ -60,7 +60,7 @@ def gauss_panels(a, b, n_panels: int):
     return x.reshape(shape), w.reshape(shape)
 
 
-class NumpyEOS(HostEOS):
+class EnthalpyEOS(HostEOS):
     """:class:`aragog.eos._host.NumpyEOS` (T, ρ and c_p in NumPy) with the enthalpy's cached
     isobar integrals."""
 
@@ -78,7 +78,7 @@ class NumpyEOS(HostEOS):
         return self._isobar[1], self._isobar[2]
 
 
-def specific_enthalpy(eos: NumpyEOS, P, S, n_panels: int = 64):
+def specific_enthalpy(eos: EnthalpyEOS, P, S, n_panels: int = 64):
     """h(P, S) [J/kg] (module docstring) at points of any common shape.
 
     Isobar: the cumulative integral over the whole fixed panels below S plus a 4-point
@@ -98,7 +98,7 @@ def specific_enthalpy(eos: NumpyEOS, P, S, n_panels: int = 64):
     return h + np.sum(wp / eos.density(xp, S[..., None]), axis=-1)
 
 
-def heat_content_change(eos: NumpyEOS, P, V, S0, S1, n_panels: int = 32):
+def heat_content_change(eos: EnthalpyEOS, P, V, S0, S1, n_panels: int = 32):
     """V_i ∫_{S0_i}^{S1_i} ρ(P_i, s) T(P_i, s) ds per cell [J], shape (N,) (P, V, S0, S1
     shape (N,)); ``n_panels`` equal panels with 4 Gauss points each (the integrand has
     kinks where s crosses a table node, so the error falls as panel^2 there)."""
@@ -107,7 +107,7 @@ def heat_content_change(eos: NumpyEOS, P, V, S0, S1, n_panels: int = 32):
     return np.asarray(V, dtype=np.float64) * np.sum(w * rho * T, axis=-1)
 
 
-def core_temperature_change(eos: NumpyEOS, P, S0, S1, n_panels: int = 32) -> float:
+def core_temperature_change(eos: EnthalpyEOS, P, S0, S1, n_panels: int = 32) -> float:
     """∫_{S0}^{S1} T(P, s) / c_p(P, s) ds [K] at one pressure P [Pa]: the temperature change
     of the core whose CMB entropy goes from S0 to S1 [J/kg/K] (the core follows the CMB
     entropy as dT = (T/c_p) dS with the EOS's T and c_p; docs/physics.md, "Boundary
@@ -119,7 +119,7 @@ def core_temperature_change(eos: NumpyEOS, P, S0, S1, n_panels: int = 32) -> flo
     return float(np.sum(w * T / cp))
 
 
-def compression_work(eos: NumpyEOS, P_old, P_new, S, mass, n_panels: int = 4) -> float:
+def compression_work(eos: EnthalpyEOS, P_old, P_new, S, mass, n_panels: int = 4) -> float:
     """Σ m_i ∫_{P_old,i}^{P_new,i} dp/ρ(p, S_i) [J] (module docstring); 0 when the
     pressures are equal. All arrays shape (N,)."""
     P_old, P_new = np.asarray(P_old, dtype=np.float64), np.asarray(P_new, dtype=np.float64)

@@ -57,7 +57,7 @@ from __future__ import annotations
 import numpy as np
 
 from aragog._jax import jax
-from aragog.physics._heat_content import (NumpyEOS, compression_work, core_temperature_change, heat_content_change,
+from aragog.physics._heat_content import (EnthalpyEOS, compression_work, core_temperature_change, heat_content_change,
                                           specific_enthalpy)
 
 __all__ = ["STEP_FIELDS", "EnergyBook", "quadrature_weights", "interval_weights", "powers", "power_columns",
@@ -141,7 +141,7 @@ def _merge_nodes(t_out, y_out, trace):
     return t[keep], y[keep]
 
 
-def cmb_energy(eos: NumpyEOS, d0, d1, inputs, options, n_panels: int = 32) -> float | None:
+def cmb_energy(eos: EnthalpyEOS, d0, d1, inputs, options, n_panels: int = 32) -> float | None:
     """∫ F_0 A_0 dt [J] between two states (their ``Diagnostics`` ``d0``, ``d1``) from the
     core's energy change, for the core modes whose state carries it (module docstring);
     ``None`` for the others ("flux", "temperature", "gradient")."""
@@ -184,17 +184,17 @@ class EnergyBook:
         self._step = None
         self._totals = {}
 
-    def eos(self, inputs, options) -> NumpyEOS:
+    def eos(self, inputs, options) -> EnthalpyEOS:
         """The NumPy EOS of ``inputs`` (rebuilt when the table object or the blend width
         changes; the solver keeps one table object per table set across resets)."""
         width = None if options.constant_properties else float(inputs.material.smooth_width)
         key = (id(inputs.eos), width, options.constant_properties)
         if self._eos is None or self._eos[0] != key:
             # the inputs are kept with the key so that id(inputs.eos) is not reused meanwhile;
-            # the tables copied to the host in one go (NumpyEOS slicing device arrays leaf by
+            # the tables copied to the host in one go (EnthalpyEOS slicing device arrays leaf by
             # leaf dispatched one small JAX program per slice: 0.2-0.4 s on the first call)
             host = jax.device_get(inputs.eos)
-            self._eos = (key, NumpyEOS(host, width, options.constant_properties), inputs)
+            self._eos = (key, EnthalpyEOS(host, width, options.constant_properties), inputs)
         return self._eos[1]
 
     def state_fields(self, d, inputs, options) -> dict:

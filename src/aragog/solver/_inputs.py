@@ -17,10 +17,10 @@ import numpy as np
 
 from aragog import eos, physics
 from aragog._jax import jax
+from aragog.physics import SECONDS_PER_YEAR
 
 logger = logging.getLogger("aragog.solver")
 
-SECONDS_PER_YEAR = physics.SECONDS_PER_YEAR
 #: Entropy scale of the nondimensional state [J/kg/K] (y = S / ENTROPY_SCALE).
 ENTROPY_SCALE = 1000.0
 

@@ -4,7 +4,7 @@
 pressure, once per initial condition. Compiling :func:`aragog.physics.surface_entropy_for_temperature`
 for that one call cost ~1.5 s of a cold first solve (trace 0.2-0.3 s, XLA compile 1.0-1.3 s),
 against a few milliseconds for the same root in NumPy on
-:class:`aragog.physics._heat_content.NumpyEOS` (the evaluator's mirror for T and ρ).
+:class:`aragog.physics._heat_content.EnthalpyEOS` (the evaluator's mirror for T and ρ).
 
 Same root as the compiled inversion (tests/test_solver.py checks the two agree to 1e-12
 relative over the tables' range):
@@ -26,12 +26,12 @@ import numpy as np
 from scipy.optimize import brentq
 
 from aragog.physics._boundary import INVERSION_GRID
-from aragog.physics._heat_content import NumpyEOS
+from aragog.physics._heat_content import EnthalpyEOS
 
 __all__ = ["entropy_of_temperature"]
 
 
-def entropy_of_temperature(T: float, P: float, eos: NumpyEOS, grid: int = INVERSION_GRID) -> float:
+def entropy_of_temperature(T: float, P: float, eos: EnthalpyEOS, grid: int = INVERSION_GRID) -> float:
     """Entropy [J/kg/K] with T(P, S) = ``T`` [K] at pressure ``P`` [Pa] (scalars), from the
     NumPy EOS ``eos``. NaN when T or P is not finite (the caller reports it)."""
     T, P = float(T), float(P)

@@ -28,12 +28,11 @@ import numpy as np
 
 from aragog._jax import in_float64
 from aragog.errors import AragogError
+from aragog.physics import SECONDS_PER_YEAR
 from aragog.solver._entropy_solver import EntropySolver, SolverStateError
 from aragog.solver._output import SolverOutput
 
 __all__ = ["EXTRA_STATE_SLOTS", "UpstreamEntropySolver", "UpstreamSolution", "is_upstream_parameters"]
-
-SECONDS_PER_YEAR = 31_557_600.0
 
 
 #: The upstream's extended state: the slots after the N cell entropies, per core_bc, in
