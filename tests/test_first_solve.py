@@ -15,7 +15,7 @@ from aragog.errors import AragogError
 from aragog.physics._boundary import INVERSION_GRID
 from aragog.physics._heat_content import EnthalpyEOS
 from aragog.solver import _inputs as _inputs
-from aragog.solver._inversion import entropy_of_temperature
+from aragog.eos._host import entropy_of_temperature
 from aragog.solver import JitPair
 from aragog.solver import clear_shared_programs
 

@@ -192,3 +192,15 @@ def test_clear_caches_empties_the_in_memory_programs(solved):
     assert probe_initial_state(params).summary()
     reread = eos.default_table_set()
     assert reread is not tables and np.array_equal(reread.melt.T, tables.melt.T)
+
+
+def test_validate_and_run_start_from_the_same_state(solved):
+    """``aragog validate``'s probe makes the initial state by the solver's own algorithm
+    (the one NumPy inversion for an isentrope): the same entropy, bit for bit."""
+    from aragog.probe import probe_initial_state
+
+    fresh = EntropySolver(solved.parameters)
+    fresh.initialize()
+    S = fresh.get_state().S_final
+    probe = probe_initial_state(solved.parameters)
+    assert probe.S_range == (float(S.min()), float(S.max()))

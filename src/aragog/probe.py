@@ -3,16 +3,17 @@
 ``aragog validate`` runs :func:`probe_initial_state` after the file checks
 (:mod:`aragog.validation`): it builds the physics inputs the solver would build
 (:mod:`aragog.solver._inputs`), makes the initial entropy profile as
-:meth:`EntropySolver.initialize` does, and evaluates ``physics.rhs`` once (and, when a
+:meth:`EntropySolver.initialize` does (by the same algorithm: the entropy file, or the one
+NumPy inversion :func:`aragog.eos._host.entropy_of_temperature` for an isentrope), and
+evaluates ``physics.rhs`` once (and, when a
 value is not finite, ``physics.diagnostics``). A NaN or infinity anywhere — the EOS (T, ρ, c_p, φ,
 viscosity), the heating, a flux (conductive, convective, gravitational separation,
 mixing), a boundary flux, dS/dt — is reported in one line with the cells (or basic nodes)
 where it occurs, counted from the CMB, so a run does not start from a state CVODE cannot
 integrate.
 
-To stay quick when all is well, one small program is compiled (the EOS inversion for
-the initial entropy followed by the right-hand side), with XLA's cheapest backend
-optimisation, not the solver's RHS and Jacobian pair; the diagnostics program that names
+To stay quick when all is well, one small program is compiled (the right-hand side at
+the initial entropy), with XLA's cheapest backend optimisation, not the solver's RHS and Jacobian pair; the diagnostics program that names
 the terms is compiled only when a value is not finite. The persistent compilation cache
 (``solver.jax_cache_dir``, on by default) applies as in a run.
 """
@@ -125,34 +126,21 @@ def _initial_entropy(params, mesh) -> tuple[np.ndarray | None, float, float, str
     return None, ic.surface_temperature, float(mesh.P_basic[-1]), "isentrope through surface_temperature"
 
 
-def _initial_state(T, P, S_file, inputs, options, from_file: bool):
-    """Nondimensional y of the initial state (the state slot as ``physics.join_state``
-    makes it from the cells)."""
-    from aragog import physics
-    from aragog._jax import jnp
-
-    n = inputs.mesh.r_stag.shape[0]
-    S = S_file if from_file else jnp.full((n,), physics.surface_entropy_for_temperature(T, P, inputs, options))
-    return physics.join_state(S, None, inputs, options), S
-
-
-def _fast(T, P, S_file, t, inputs, options, from_file):
-    """The initial state and the full right-hand side there (one program)."""
+def _fast(S, t, inputs, options):
+    """The full right-hand side at the cells' entropy ``S`` (one program)."""
     from aragog import physics
 
-    y, S = _initial_state(T, P, S_file, inputs, options, from_file)
-    return S, physics.rhs(t, y, inputs, options)
+    return physics.rhs(t, physics.join_state(S, None, inputs, options), inputs, options)
 
 
-def _detailed(T, P, S_file, t, inputs, options, from_file):
-    """The initial state's diagnostics (every term), for naming what is not finite."""
+def _detailed(S, t, inputs, options):
+    """The diagnostics (every term) at the cells' entropy ``S``, for naming what is not finite."""
     from aragog import physics
 
-    y, _ = _initial_state(T, P, S_file, inputs, options, from_file)
-    return physics.diagnostics(t, y, inputs, options)
+    return physics.diagnostics(t, physics.join_state(S, None, inputs, options), inputs, options)
 
 
-def _run_once(fn, args, options, from_file, static_key):
+def _run_once(fn, args, options, static_key):
     """Compile ``fn`` for these argument shapes (or take it from the process's program
     cache, :func:`aragog.solver._shared_programs.shared_programs`, which
     :func:`aragog.clear_caches` empties) and call it once."""
@@ -160,12 +148,11 @@ def _run_once(fn, args, options, from_file, static_key):
     from aragog.solver._shared_programs import shared_programs
 
     def build():
-        return jax.jit(functools.partial(fn, options=options, from_file=from_file)).lower(*args).compile(
-            _COMPILER_OPTIONS)
+        return jax.jit(functools.partial(fn, options=options)).lower(*args).compile(_COMPILER_OPTIONS)
 
     shapes = tuple((getattr(a, "shape", ()), str(getattr(a, "dtype", type(a).__name__)))
                    for a in jax.tree_util.tree_leaves(args))
-    compiled, _ = shared_programs(("probe", fn.__name__, static_key, from_file, shapes), build)
+    compiled, _ = shared_programs(("probe", fn.__name__, static_key, shapes), build)
     return compiled(*args)
 
 
@@ -187,6 +174,7 @@ def probe_initial_state(params, mesh=None, eos_dir=None) -> ProbeResult:
     """
     from aragog import eos, structure
     from aragog._jax import jax
+    from aragog.eos._host import NumpyEOS, entropy_of_temperature
     from aragog.solver import _inputs as solver_inputs
     from aragog.solver._persistent_cache import configure_compilation_cache
 
@@ -198,25 +186,28 @@ def probe_initial_state(params, mesh=None, eos_dir=None) -> ProbeResult:
         eos_data = eos_data.to_jax()
     inputs = solver_inputs.physics_inputs(params, mesh, eos_data)
     S_file, T, P, how = _initial_entropy(params, mesh)
-    from_file = S_file is not None
-    t = float(params.solver.start_time)
     n_cells = int(mesh.number_of_cells)
-    args = (float(T), float(P), S_file if from_file else np.zeros(n_cells), t, inputs)
+    if S_file is None:  # an isentrope: the solver's own inversion (EntropySolver.entropy_at)
+        host = NumpyEOS(eos_data, inputs.material.smooth_width, options.constant_properties)
+        S_file = np.full(n_cells, entropy_of_temperature(T, P, host))
+        if not np.all(np.isfinite(S_file)):
+            key = "basal_temperature" if params.initial_condition.initial_condition == 3 else "surface_temperature"
+            raise ConfigError(f"initial state: no entropy gives T = {T:g} K at P = {P:.4g} Pa in the EOS "
+                              f"(`initial_condition.{key}`)")
+    S = np.asarray(S_file, dtype=np.float64)
+    t = float(params.solver.start_time)
+    args = (S, t, inputs)
     key = solver_inputs.static_key(options, inputs, eos_data)
     try:
-        S, rate = (np.asarray(x, dtype=np.float64) for x in _run_once(_fast, args, options, from_file, key))
+        rate = np.asarray(_run_once(_fast, args, options, key), dtype=np.float64)
     except ValueError as exc:  # the physics refusing these inputs (e.g. a mesh it cannot discretise)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(f"cannot evaluate the right-hand side at the initial state ({how}): {first}") from None
-    if not np.all(np.isfinite(S)):
-        key = "basal_temperature" if params.initial_condition.initial_condition == 3 else "surface_temperature"
-        raise ConfigError(f"initial state: no entropy gives T = {T:g} K at P = {P:.4g} Pa in the EOS "
-                          f"(`initial_condition.{key}`)")
     if np.all(np.isfinite(rate)):
         scale = float(inputs.scales.S)
         return ProbeResult(time=t, how=how, S_range=(float(S.min()), float(S.max())),
                            max_rate=float(np.max(np.abs(rate[-n_cells:]))) * scale)
-    diag = jax.tree_util.tree_map(np.asarray, _run_once(_detailed, args, options, from_file, key))
+    diag = jax.tree_util.tree_map(np.asarray, _run_once(_detailed, args, options, key))
     bad = nonfinite_terms(diag, rate) or ["dS/dt (the right-hand side)"]
     raise ConfigError(f"the right-hand side is not finite at the initial state (t = {t:g} yr, {how}): "
                       f"{'; '.join(bad)} (cells and nodes counted from the CMB)")

@@ -10,11 +10,14 @@ inversion) and the energy budget's quadratures (:mod:`aragog.physics._heat_conte
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from scipy.optimize import brentq
 
 from aragog.eos._packed import NODE_SNAP, axis_mode
 
-__all__ = ["NumpyEOS"]
+__all__ = ["NumpyEOS", "entropy_of_temperature", "INVERSION_GRID"]
 
 
 class _Axis:
@@ -140,3 +143,56 @@ class NumpyEOS:
             one = np.where(melt_side, table("m", key, cp_m, cs_m), table("s", key, cp_s, cs_s))
             out.append(W * mix + (1.0 - W) * one)
         return tuple(out)
+
+
+#: Entropies of the grid that brackets an S(T, P) root, uniform over the tables' S range
+#: (the compiled inversion, :func:`aragog.physics.surface_entropy_for_temperature`, uses the
+#: same grid).
+INVERSION_GRID = 256
+
+
+def entropy_of_temperature(T: float, P: float, eos: NumpyEOS, grid: int = INVERSION_GRID) -> float:
+    """Entropy [J/kg/K] with T(P, S) = ``T`` [K] at pressure ``P`` [Pa] (scalars), from the
+    NumPy EOS ``eos``: the one S(T, P) inversion in NumPy, for the solver's initial state
+    (:meth:`aragog.solver.EntropySolver.entropy_at`), ``aragog validate``'s probe and
+    ``EntropyEOS.invert_temperature``. NaN when T or P is not finite (the caller reports it).
+
+    The same root as the compiled :func:`aragog.physics.surface_entropy_for_temperature`
+    (tests/test_first_solve.py checks the two agree to 1e-12 relative over the tables):
+
+    - constant-property mode: S = S_ref + c_p ln(T/T_ref), the exact inverse;
+    - table mode: T(P, ·) on :data:`INVERSION_GRID` entropies uniform over the tables' S
+      range brackets the root to one grid interval (the last grid point with T <= target
+      and the next one), then Brent's method refines it to a few rounding errors of S. A
+      target outside the range of T(P, ·) gives the end of the bracket nearest to it (the
+      compiled inversion converges to that end).
+    """
+    T, P = float(T), float(P)
+    if not (math.isfinite(T) and math.isfinite(P)):
+        return math.nan
+    if eos.constant:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return float(eos.S_ref + eos.cp * np.log(T / eos.T_ref))
+    lo0 = min(eos.solid["S"][0], eos.melt["S"][0])
+    hi0 = max(eos.solid["S"][-1], eos.melt["S"][-1])
+    S_grid = lo0 + (hi0 - lo0) * np.linspace(0.0, 1.0, grid)
+    T_grid = eos.T(P, S_grid)
+    if not np.all(np.isfinite(T_grid)):
+        return math.nan
+    k = int(np.clip(np.count_nonzero(T_grid <= T) - 1, 0, grid - 2))
+    lo, hi = float(S_grid[k]), float(S_grid[k + 1])
+    f_lo, f_hi = float(T_grid[k]) - T, float(T_grid[k + 1]) - T
+    if f_lo == 0.0:
+        return lo
+    if f_hi == 0.0:
+        return hi
+    if f_lo > 0.0:  # target below T(P, lowest grid entropy): the lower end
+        return lo
+    if f_hi < 0.0:  # target above T(P, highest grid entropy): the upper end
+        return hi
+
+    def f(S):
+        return float(eos.T(P, S)) - T
+
+    # xtol + rtol |S|: a few rounding errors of S (rtol is brentq's smallest, 4 eps).
+    return float(brentq(f, lo, hi, xtol=1e-300, rtol=4.0 * np.finfo(float).eps, maxiter=200))

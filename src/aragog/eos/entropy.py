@@ -14,7 +14,8 @@ Here the tables are read by :func:`aragog.eos.load_table_set` and evaluated by
 :func:`aragog.eos.evaluate_phase` — the same two-phase evaluator the solver compiles —
 so the values are the solver's values. Temperature and density, and the inversion
 T -> S that PROTEUS calls once to build its initial state, are answered in NumPy
-(:class:`aragog.eos._host.NumpyEOS`, the evaluator's mirror for T and ρ, equal to rounding):
+(:class:`aragog.eos._host.NumpyEOS`, the evaluator's mirror for T and ρ, equal to rounding;
+the inversion is :func:`aragog.eos._host.entropy_of_temperature`, the solver's own):
 nothing is compiled for them, which kept ~0.8 s of compiling out of a coupled run's first
 solve. The other fields come from one small compiled evaluation (compiled at the first such
 query, once per process and table shape).
@@ -25,11 +26,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import brentq
 
 from aragog._jax import in_float64, jax
 from aragog.errors import EOSError
-from aragog.eos._host import NumpyEOS
+from aragog.eos._host import NumpyEOS, entropy_of_temperature
 from aragog.eos._packed import packed_tables
 from aragog.eos._phase import MaterialParams, evaluate_phase
 from aragog.eos._tables import load_table_set
@@ -142,7 +142,7 @@ class EntropyEOS:
         if not (np.isfinite(f_lo) and np.isfinite(f_hi)) or f_lo * f_hi > 0.0:
             raise EOSError(f"{self.directory}: T = {T_target} K at P = {P} Pa is outside the tables' range "
                            f"[{f_lo + T_target:.6g}, {f_hi + T_target:.6g}] K")
-        return float(brentq(lambda s: self.temperature_scalar(P, s) - T_target, lo, hi, xtol=1e-10, rtol=1e-14))
+        return entropy_of_temperature(T_target, P, self._host)
 
     def entropy_at_temperature(self, P: float, T: float) -> float:
         """Same as :meth:`invert_temperature` (the upstream has both names)."""

@@ -147,7 +147,7 @@ class PreloadSolver(WorkerPlugin):
         import importlib
 
         for module in ("aragog.grid._worker", "aragog.solver._entropy_solver", "aragog.io._netcdf",
-                       "aragog.solver._inversion"):
+                       "aragog.eos._host"):
             importlib.import_module(module)
         from aragog._jax import jax
 

@@ -9,6 +9,7 @@ SPIDER (Bower et al. 2018, eq. 18). The assembly that uses these pieces is in
 from __future__ import annotations
 
 from aragog._jax import jax, jnp
+from aragog.eos._host import INVERSION_GRID
 from aragog.physics._inputs import SIGMA_SB
 from aragog.physics._transport import material_state
 
@@ -24,13 +25,13 @@ __all__ = [
 ]
 
 #: Table-mode inversion (:func:`surface_entropy_for_temperature`): T(P, S) is first
-#: evaluated on INVERSION_GRID entropies spanning the tables' S range (one vectorised EOS
+#: evaluated on INVERSION_GRID entropies (:data:`aragog.eos._host.INVERSION_GRID`, the grid
+#: of the NumPy inversion too) spanning the tables' S range (one vectorised EOS
 #: call), which brackets the root to one grid interval (<= ~15 J/kg/K for the bundled
 #: tables); then INVERSION_ITERATIONS safeguarded Newton steps refine it. T is linear in
 #: S inside a table cell (bilinear lookup along a grid line) and smooth in the phase
 #: blends, so Newton converges in a few steps; a bracket interval holds at most a few
 #: kinks. Worst case (bisection only): interval / 2^INVERSION_ITERATIONS.
-INVERSION_GRID = 256
 INVERSION_ITERATIONS = 12
 
 

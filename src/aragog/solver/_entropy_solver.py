@@ -21,6 +21,7 @@ from typing import Callable
 import numpy as np
 
 from aragog._jax import in_float64
+from aragog.eos._host import entropy_of_temperature
 from aragog.errors import AragogError, ConfigError, format_indices
 from aragog.solver.backends import METHODS, integrate
 from aragog.solver._budget import EnergyBook, needs_step_trace
@@ -30,7 +31,6 @@ from aragog.solver._tolerances import absolute_tolerances
 from aragog.solver._compile_stats import compile_stats, log_new_compiles, solver_stats
 from aragog.solver._persistent_cache import configure_compilation_cache, programs_in_cache
 from aragog.solver._shared_programs import block_programs, shared_programs, store_key
-from aragog.solver._inversion import entropy_of_temperature
 from aragog.solver._jitpair import JitPair, ProgramStats
 from aragog.solver._programs import fused_programs, start_compiles
 from aragog.solver._output import SolverOutput
@@ -269,7 +269,7 @@ class EntropySolver:
     def entropy_at(self, temperature: float, pressure: float) -> float:
         """Entropy [J/kg/K] with T(P, S) = ``temperature`` [K] at ``pressure`` [Pa] (the EOS
         inverted; the isentrope through that point). Computed in NumPy
-        (:func:`aragog.solver._inversion.entropy_of_temperature`: the root the compiled
+        (:func:`aragog.eos._host.entropy_of_temperature`: the root the compiled
         :func:`aragog.physics.surface_entropy_for_temperature` finds, without compiling a
         program for one call)."""
         self._require_inputs()
