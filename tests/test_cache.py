@@ -1,11 +1,11 @@
-"""The persistent compilation cache: which directory (precedence and opt-outs), JAX's
-settings (the user's kept, aragog's changes logged), the size cap with least-recently-used
-eviction, ``aragog cache info|clear``, and loading across processes.
+"""The persistent compilation cache (aragog's executable store): which directory
+(precedence and opt-outs), JAX's settings left alone, the size cap with
+least-recently-used eviction, ``aragog cache info|clear``, and loading across processes.
 
-JAX's cache configuration is process-wide and sticky: the resolution is tested as pure
-functions here, and everything that turns the cache on runs in fresh Python processes
-whose environment names temporary directories only (tests/conftest.py turns the cache off
-for the rest of the suite).
+The store is process-wide (the first directory turned on stays): the resolution is tested
+as pure functions here, and everything that turns the cache on runs in fresh Python
+processes whose environment names temporary directories only (tests/conftest.py turns the
+cache off for the rest of the suite).
 """
 
 from __future__ import annotations
@@ -121,7 +121,8 @@ def test_second_process_loads_every_program_from_the_cache(tmp_path):
         for name, entry in warm_built.items():
             assert entry["compiles"] == 0 and entry["loads"] >= 1 and entry["source"] == "disk", (mode, name, entry)
             assert entry["traces"] == 0, (mode, name, entry)  # loaded by static key: no tracing
-    assert any(p.name.startswith("jit_aragog_rhs") for p in cache.iterdir())
+    assert any((cache / "aragog-executables").glob("*.exe"))
+    assert jax_entries(cache) == []  # aragog turns on no JAX cache of its own
 
 
 def test_standard_environment_variable_is_honoured(tmp_path):
@@ -154,7 +155,6 @@ def test_corrupt_cache_entries_are_recompiled_with_a_warning(tmp_path):
     assert again["fused"]["status"] == 0 and again["fused"]["T"] == cold["fused"]["T"]
     assert again["fused"]["stats"]["rhs"]["source"] == "compiled"
     assert "compilation cache entry" in stderr and "is unusable" in stderr  # aragog's store
-    assert "Error reading persistent compilation cache entry for 'jit_aragog_rhs'" in stderr  # JAX's
 
 
 # ------------------------------------------------------------- which directory (pure) --
@@ -210,64 +210,9 @@ def test_default_is_the_user_cache_directory(tmp_path, monkeypatch):
     assert cc.default_cache_dir() == tmp_path / "xdg" / "aragog" / "jax"
 
 
-def test_cap_split_between_jax_and_aragog():
-    jax_part, own = cc.cap_bytes(1024)
-    assert jax_part + own == 1024 * 10**6 and 0 < jax_part < own
-    assert cc.cap_bytes(0) == (None, None) and cc.cap_bytes(None) == (None, None)
-
-
-# ------------------------------------------------------------ JAX's settings (pure) --
-DEFAULTS = {"jax_compilation_cache_dir": None, **cc.JAX_DEFAULTS}
-
-
-def test_plan_lowers_thresholds_sets_dir_and_cap_from_jax_defaults():
-    plan = cc.plan_jax_settings(DEFAULTS, environ={}, max_bytes=123, directory="/c")
-    changes = {name: (old, new) for name, old, new, _ in plan.changes}
-    assert changes == {"jax_compilation_cache_dir": (None, "/c"),
-                       "jax_persistent_cache_min_compile_time_secs": (1.0, 0.0),
-                       "jax_persistent_cache_min_entry_size_bytes": (0, -1),
-                       "jax_compilation_cache_max_size": (-1, 123)}
-    assert plan.kept == []
-
-
-def test_plan_keeps_the_users_settings():
-    # set in the environment (even to JAX's default value), or set in code
-    env = {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "1.0"}
-    current = {**DEFAULTS, "jax_persistent_cache_min_entry_size_bytes": 4096, "jax_compilation_cache_max_size": 10**9,
-               "jax_compilation_cache_dir": "/c"}
-    plan = cc.plan_jax_settings(current, environ=env, max_bytes=123, directory="/c")
-    assert plan.changes == []
-    kept = {name: value for name, value, _ in plan.kept}
-    assert kept == {"jax_persistent_cache_min_compile_time_secs": 1.0,
-                    "jax_persistent_cache_min_entry_size_bytes": 4096,
-                    "jax_compilation_cache_max_size": 10**9}
-    why = {name: text for name, _, text in plan.kept}
-    assert "$JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS" in why["jax_persistent_cache_min_compile_time_secs"]
-
-
-def test_plan_without_cap_or_filelock_leaves_jax_max_size():
-    for plan in (cc.plan_jax_settings(DEFAULTS, environ={}, max_bytes=None),
-                 cc.plan_jax_settings(DEFAULTS, environ={}, max_bytes=123, filelock=False)):
-        assert "jax_compilation_cache_max_size" not in [c[0] for c in plan.changes]
-        assert "jax_compilation_cache_dir" not in [c[0] for c in plan.changes]
-    kept = cc.plan_jax_settings(DEFAULTS, environ={}, max_bytes=123, filelock=False).kept
-    assert any("filelock" in why for _, _, why in kept)
-
-
-def test_every_change_is_logged_old_to_new(caplog):
-    plan = cc.plan_jax_settings({**DEFAULTS, "jax_persistent_cache_min_entry_size_bytes": 7}, environ={},
-                                max_bytes=5, directory="/c")
-    made = []
-    with caplog.at_level(logging.INFO, logger="aragog.solver"):
-        cc.apply_jax_settings(plan, lambda name, value: made.append((name, value)))
-    assert made == [(n, new) for n, _, new, _ in plan.changes] and len(made) == 3
-    records = [r for r in caplog.records if r.name == "aragog.solver" and r.levelno == logging.INFO]
-    text = "\n".join(r.getMessage() for r in records)
-    assert "jax_persistent_cache_min_compile_time_secs: 1.0 -> 0.0" in text
-    assert "jax_compilation_cache_max_size: -1 -> 5" in text
-    assert "jax_compilation_cache_dir: None -> '/c'" in text
-    assert "keeping jax_persistent_cache_min_entry_size_bytes = 7" in text
-    assert len(records) == len(plan.changes) + len(plan.kept)
+def test_cap_is_aragogs_store_in_bytes():
+    assert cc.cap_bytes(1024) == 1024 * 10**6
+    assert cc.cap_bytes(0) is None and cc.cap_bytes(None) is None
 
 
 # ------------------------------------------------- aragog's store: cap, LRU eviction --
@@ -377,7 +322,7 @@ def test_cache_clear_keeps_the_users_own_jax_entries(tmp_path, monkeypatch, caps
     monkeypatch.delenv("ARAGOG_JAX_CACHE_DIR", raising=False)
     monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", str(directory))
     assert main(["cache", "info"]) == 0
-    assert "the user's own JAX cache: not capped by aragog" in capsys.readouterr().out
+    assert "the user's own JAX cache" in capsys.readouterr().out
     assert main(["cache", "clear"]) == 0
     out = capsys.readouterr().out
     assert "removed 1 of aragog's executables" in out and "kept JAX's 2 entries" in out
@@ -424,7 +369,7 @@ def test_default_cache_is_on_in_the_user_cache_directory(tmp_path):
     cold, stderr = run_worker(None, env=env)
     default = tmp_path / "xdg" / "aragog" / "jax"
     assert cold["fused"]["stats"]["rhs"]["source"] == "compiled"
-    assert jax_entries(default) and list((default / "aragog-executables").glob("*.exe"))
+    assert list((default / "aragog-executables").glob("*.exe")) and jax_entries(default) == []
     warm, _ = run_worker(None, env=env)
     assert warm["fused"]["stats"]["rhs"]["source"] == "disk" and warm["fused"]["T"] == cold["fused"]["T"]
 
@@ -437,23 +382,25 @@ def test_opt_outs_and_explicit_directories_in_a_fresh_process(tmp_path):
     assert out["used"] is None
     assert not default.exists() and not (tmp_path / "e").exists()
     out, stderr = run_light(clean_env(tmp_path, ARAGOG_JAX_CACHE_DIR=tmp_path / "e"))
-    assert out["used"] == out["jax_compilation_cache_dir"] == str(tmp_path / "e")
-    assert jax_entries(tmp_path / "e")  # JAX stored the small program there
-    assert "aragog sets jax_compilation_cache_dir: None -> " in stderr
-    assert out["jax_compilation_cache_max_size"] == cc.cap_bytes(cc.DEFAULT_MAX_MB)[0]
+    assert out["used"] == str(tmp_path / "e") and (tmp_path / "e").is_dir()
+    # JAX's settings as JAX has them: no cache directory, its own thresholds and no cap
+    assert out["jax_compilation_cache_dir"] is None and jax_entries(tmp_path / "e") == []
+    assert out["jax_persistent_cache_min_compile_time_secs"] == 1.0
+    assert out["jax_persistent_cache_min_entry_size_bytes"] == 0
+    assert out["jax_compilation_cache_max_size"] == -1
 
 
-def test_users_jax_settings_are_kept_and_logged(tmp_path):
+def test_users_jax_settings_are_left_as_they_are(tmp_path):
+    """The calling code's own JAX cache (as PROTEUS may set it): aragog's store goes in the
+    same directory, and JAX's settings stay the user's."""
     proteus = tmp_path / "proteus"
     env = clean_env(tmp_path, JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=3600,
                     JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES=12)
     out, stderr = run_light(env, jax_updates={"jax_compilation_cache_dir": str(proteus)})
     assert out["used"] == out["jax_compilation_cache_dir"] == str(proteus)  # not redirected
+    assert proteus.is_dir()  # made usable for aragog's store
     assert out["jax_persistent_cache_min_compile_time_secs"] == 3600.0
     assert out["jax_persistent_cache_min_entry_size_bytes"] == 12
-    assert out["jax_compilation_cache_max_size"] == -1  # the user's own cache: not capped by aragog
-    assert "keeping jax_persistent_cache_min_compile_time_secs = 3600.0" in stderr
-    assert "keeping jax_persistent_cache_min_entry_size_bytes = 12" in stderr
-    assert "aragog sets" not in stderr  # nothing changed, so nothing to log as changed
+    assert out["jax_compilation_cache_max_size"] == -1
     assert jax_entries(proteus) == []  # the user's threshold (an hour of compiling) applies
     assert not (tmp_path / "xdg" / "aragog" / "jax").exists()

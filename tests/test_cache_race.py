@@ -6,8 +6,7 @@ interpreters see through the file system. What is raced:
 
 - aragog's :class:`~aragog.csdl._executable_store.ExecutableStore` (temporary file + ``os.replace``
   in the same directory, so a reader gets one writer's whole entry or none);
-- whole solvers on one ``solver.jax_cache_dir`` (aragog's store and JAX's own cache in one
-  directory) and one bundled-EOS cache (``XDG_CACHE_HOME``), then a later process that must
+- whole solvers on one ``solver.jax_cache_dir`` (aragog's store) and one bundled-EOS cache (``XDG_CACHE_HOME``), then a later process that must
   load every program without tracing;
 - the write probe that decides whether the cache directory is usable;
 - the bundled EOS cache (a directory built aside and renamed into place).
@@ -277,7 +276,7 @@ def test_racing_solvers_agree_and_a_later_process_loads_without_tracing(raced_ca
     fourth does the same.
 
     Proves: every racer used the shared cache (none fell back to "not usable"), logged no
-    warning (no torn or vanished entry was read, in aragog's store or JAX's cache), and
+    warning (no torn or vanished entry was read from aragog's store), and
     all three give the same state bit for bit; the fourth loads rhs, jac and diagnostics
     from aragog's store without tracing (source "disk", traces 0, compiles 0) and gives
     the racers' state bit for bit; no temporary file or directory is left.
@@ -359,10 +358,8 @@ def test_corrupt_entries_in_a_shared_directory_cost_a_warning_not_a_run(raced_ca
     fifth process solves on it.
 
     Proves: no exception reaches the user, each bad entry is named in a warning, and the
-    state is bit for bit the racers'. (The programs then come from JAX's own entries in
-    the same directory, traced but not compiled; an executable JAX loaded is not written
-    back to aragog's store, so the truncated entries stay until ``aragog cache clear`` -
-    the in-process test above covers replacement when nothing else holds the program.)
+    state is bit for bit the racers'. (The programs are then traced and compiled again,
+    and stored anew.)
     Fails if a corrupt entry raised or gave another result.
     """
     cache = tmp_path / "cache"

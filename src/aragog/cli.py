@@ -300,11 +300,8 @@ def _cmd_cache_info(args) -> int:
           f"({cache.format_bytes(found.own_bytes)})")
     print(f"  total: {cache.format_bytes(found.jax_bytes + found.own_bytes)}")
     if max_mb:
-        jax_cap, own_cap = cache.cap_bytes(max_mb)
-        jax_text = ("the user's own JAX cache: not capped by aragog" if choice.users_jax
-                    else cache.format_bytes(jax_cap))
-        print(f"  cap (solver.jax_cache_max_mb): {max_mb} MB; JAX's entries {jax_text}, aragog's executables "
-              f"{cache.format_bytes(own_cap)}; least recently used entries are evicted first")
+        print(f"  cap (solver.jax_cache_max_mb): {max_mb} MB of aragog's executables; least recently used "
+              f"entries are evicted first (JAX's entries are JAX's: aragog writes none)")
     else:
         print("  cap (solver.jax_cache_max_mb): none")
     return 0

@@ -2,10 +2,11 @@
 
 Because tables, mesh and parameters are traced arguments, a compiled program depends only
 on the static key, so a second process with the same key loads it from the cache instead
-of compiling. Two layers share one directory: JAX's own entries (``<name>-<hash>-cache``
-files, keyed on the lowered program) and aragog's executables (``aragog-executables/``,
-keyed on the static configuration and loaded without tracing;
-:class:`aragog.csdl._executable_store.ExecutableStore`). Programs shared within one
+of compiling. The cache is aragog's executable store (``aragog-executables/`` in the
+directory; :class:`aragog.csdl._executable_store.ExecutableStore`): executables keyed on
+the static configuration and loaded without tracing. aragog does not turn on JAX's own
+persistent cache, nor change any of its settings (docs/design.md, "No global side
+effects"); a directory shared with the user's JAX cache holds both. Programs shared within one
 process, in memory, are :mod:`aragog.solver._shared_programs`; :func:`programs_in_cache`
 says whether a solver's programs are stored here.
 
@@ -15,30 +16,25 @@ Which directory (first match wins):
    turns the cache off;
 2. the environment variable ``ARAGOG_JAX_CACHE_DIR`` (a directory, or ``none``);
 3. the caller's own JAX setting: ``jax.config.jax_compilation_cache_dir`` set by the
-   calling code (PROTEUS), or ``$JAX_COMPILATION_CACHE_DIR`` — used as it is, never
-   redirected;
+   calling code (PROTEUS), or ``$JAX_COMPILATION_CACHE_DIR``: aragog's store goes in the
+   same directory, beside JAX's entries;
 4. ``platformdirs.user_cache_dir("aragog")/jax`` (``~/.cache/aragog/jax`` on Linux).
 
-aragog lowers JAX's storage thresholds so that its programs are stored, caps the size
-(``solver.jax_cache_max_mb``, least recently used entries evicted first) and logs every
-JAX setting it changes, old -> new, at INFO on the ``aragog.solver`` logger. A threshold
-the user set (environment variable ``JAX_PERSISTENT_CACHE_...`` or a value other than
-JAX's default) is kept. An unusable directory costs a warning, never a failed run.
+The store's size is capped (``solver.jax_cache_max_mb``, least recently used entries
+evicted first). A remote or unusable directory costs a warning, never a failed run.
 
-The resolution (:func:`resolve_cache_dir`, :func:`plan_jax_settings`) is pure, so it can
-be tested without touching JAX's process-wide configuration; :func:`cache_contents` and
+The resolution (:func:`resolve_cache_dir`) is pure; :func:`cache_contents` and
 :func:`clear_cache` (plain file operations) serve ``aragog cache info|clear``.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Mapping
 
 logger = logging.getLogger("aragog.solver")
 
@@ -48,17 +44,6 @@ OFF = "none"
 DEFAULT_MAX_MB = 1024
 EXECUTABLES = "aragog-executables"  # aragog's store, a folder of the cache directory
 EXE_SUFFIX = ".exe"
-# Of the cap, JAX's entries get this share and aragog's executables the rest: JAX
-# compresses its entries (zstd), about a fifth of the size of aragog's for the same programs.
-JAX_SHARE = 0.25
-
-# JAX's own defaults (0.6 - 0.10): a value other than these was set by the user.
-JAX_DEFAULTS: dict[str, object] = {
-    "jax_persistent_cache_min_compile_time_secs": 1.0,
-    "jax_persistent_cache_min_entry_size_bytes": 0,
-    "jax_compilation_cache_max_size": -1,
-}
-
 SOURCE_TEXT = {
     "config": "solver.jax_cache_dir",
     "cli": "--jax-cache",
@@ -142,85 +127,16 @@ def resolve_cache_dir(configured: str | os.PathLike | None = None, *, origin: st
                        f"--no-jax-cache or {ENV_VAR}={OFF}")
 
 
-def cap_bytes(max_mb: int | None) -> tuple[int | None, int | None]:
-    """``(JAX's share, aragog's share)`` in bytes of a cap of ``max_mb`` MB (10^6 bytes); ``(None, None)``
-    when ``max_mb`` is 0 or ``None`` (no cap)."""
+def cap_bytes(max_mb: int | None) -> int | None:
+    """The cap of aragog's store in bytes of ``max_mb`` MB (10^6 bytes); ``None`` when
+    ``max_mb`` is 0 or ``None`` (no cap)."""
     if not max_mb:
-        return None, None
-    total = int(max_mb) * 1_000_000
-    jax_part = int(total * JAX_SHARE)
-    return jax_part, total - jax_part
-
-
-@dataclass
-class JaxPlan:
-    """What aragog does to JAX's settings: ``changes`` as ``(name, old, new, why)`` and
-    ``kept`` as ``(name, value, why)`` (the user's own values)."""
-
-    changes: list[tuple[str, object, object, str]] = field(default_factory=list)
-    kept: list[tuple[str, object, str]] = field(default_factory=list)
-
-
-def plan_jax_settings(current: Mapping[str, object], *, environ: Mapping[str, str] | None = None,
-                      max_bytes: int | None = None, directory: str | None = None,
-                      why: str = "aragog's compilation cache", filelock: bool = True) -> JaxPlan:
-    """The JAX settings aragog wants, less those the user set.
-
-    Args:
-        current: the current values of the names in :data:`JAX_DEFAULTS` and of
-            ``jax_compilation_cache_dir``.
-        environ: the environment (default ``os.environ``): a ``JAX_...`` variable of a
-            setting means the user set it.
-        max_bytes: JAX's share of the cap (``None``: no cap).
-        directory: the cache directory (``None``: leave ``jax_compilation_cache_dir``).
-        why: why that directory (for the log).
-        filelock: whether the ``filelock`` package, which JAX's size cap needs, is there.
-    """
-    environ = os.environ if environ is None else environ
-    plan = JaxPlan()
-    if directory is not None and current.get("jax_compilation_cache_dir") != directory:
-        plan.changes.append(("jax_compilation_cache_dir", current.get("jax_compilation_cache_dir"),
-                             directory, why))
-    wanted: dict[str, tuple[object, str]] = {
-        "jax_persistent_cache_min_compile_time_secs": (0.0, "store every aragog program"),
-        "jax_persistent_cache_min_entry_size_bytes": (-1, "store every aragog program, however small"),
-    }
-    if max_bytes is not None:
-        if filelock:
-            wanted["jax_compilation_cache_max_size"] = (int(max_bytes),
-                                                        "solver.jax_cache_max_mb: JAX's share of the cap")
-        else:
-            plan.kept.append(("jax_compilation_cache_max_size", current.get("jax_compilation_cache_max_size"),
-                              "JAX's size cap needs the filelock package, which is not installed"))
-    for name, (value, why) in wanted.items():
-        old = current.get(name)
-        env_name = name.upper()
-        if env_name in environ:
-            plan.kept.append((name, old, f"the user's setting (${env_name})"))
-        elif old != JAX_DEFAULTS[name]:
-            plan.kept.append((name, old, "the user's setting (not JAX's default)"))
-        elif old != value:
-            plan.changes.append((name, old, value, why))
-    return plan
-
-
-def apply_jax_settings(plan: JaxPlan, update: Callable[[str, object], None]) -> None:
-    """Make ``plan``'s changes through ``update`` (``jax.config.update``), logging each
-    at INFO, old -> new, and each kept user setting."""
-    for name, old, new, why in plan.changes:
-        update(name, new)
-        logger.info("compilation cache: aragog sets %s: %r -> %r (%s)", name, old, new, why)
-    for name, value, why in plan.kept:
-        logger.info("compilation cache: keeping %s = %r (%s)", name, value, why)
+        return None
+    return int(max_mb) * 1_000_000
 
 
 # --------------------------------------------------------------------- configuring --
 _state: dict[str, object] = {"directory": None, "choice": None}
-
-
-def _jax_current(jax) -> dict[str, object]:
-    names = ["jax_compilation_cache_dir", *JAX_DEFAULTS]
-    return {name: getattr(jax.config, name) for name in names}
 
 
 def _usable(path: Path) -> str | None:
@@ -238,28 +154,16 @@ def _usable(path: Path) -> str | None:
     return None
 
 
-def _jax_cache_open_at() -> str | None:
-    """Where JAX already opened its cache in this process, if it did (private JAX state,
-    read defensively: ``None`` when unknown)."""
-    try:
-        from jax._src import compilation_cache as cc
-
-        cache = getattr(cc, "_cache", None)
-        path = getattr(cache, "_path", None) or getattr(cache, "path", None)
-        return None if path is None else str(path)
-    except Exception:  # noqa: BLE001 - only a hint for a log line
-        return None
-
-
 def configure_compilation_cache(directory: str | os.PathLike | None = None,
                                 max_mb: int | None = DEFAULT_MAX_MB, *, origin: str = "config") -> str | None:
-    """Turn on the persistent compilation cache (see the module docstring for which
-    directory) before the first compile. Returns the directory in use, or ``None``.
+    """Turn on the persistent compilation cache, aragog's executable store (see the module
+    docstring for which directory), before the first compile. Returns the directory in
+    use, or ``None``. JAX's configuration is not touched.
 
-    Programs compiled before this call are not stored. JAX opens one cache directory per
-    process: the first call that turns the cache on decides it, and a later call with
-    another directory (or ``"none"``) keeps it, with a warning. Unreadable or corrupt
-    entries and failed writes are warnings, never errors: the program is compiled instead.
+    Programs compiled before this call are not stored. The first call that turns the cache
+    on decides the directory for the process; a later call with another directory (or
+    ``"none"``) keeps it, with a warning. Unreadable or corrupt entries and failed writes
+    are warnings, never errors: the program is compiled instead.
     """
     from aragog._jax import jax
 
@@ -268,45 +172,26 @@ def configure_compilation_cache(directory: str | os.PathLike | None = None,
     if active is not None:
         if choice.directory != active and choice.source in ("config", "cli", "env"):
             logger.warning("compilation cache: this process already uses %s; %s (%s) is ignored "
-                           "(JAX opens one cache directory per process)",
+                           "(one cache directory per process)",
                            active, choice.directory or OFF, choice.reason)
         return active
     if choice.directory is None:
         logger.debug("compilation cache: %s", choice.reason)
         return None
-    remote = "://" in choice.directory
+    if "://" in choice.directory:
+        logger.warning("compilation cache directory %s is remote: aragog's store needs a local directory; "
+                       "compiling without it", choice.directory)
+        return None
     path = Path(choice.directory)
-    if not remote:
-        problem = _usable(path)
-        if problem is not None:
-            logger.warning("compilation cache directory %s is not usable (%s): compiling without it",
-                           path, problem)
-            return None
-    jax_max, own_max = cap_bytes(max_mb)
-    enabled = bool(jax.config.jax_enable_compilation_cache)
-    if enabled:
-        opened = _jax_cache_open_at()
-        if opened is not None and opened != choice.directory:
-            logger.warning("compilation cache: JAX's cache is already open at %s in this process; "
-                           "JAX's entries stay there, aragog's executables go to %s", opened, path)
-        # The user's own JAX cache may hold other programs' entries: its size is theirs to cap.
-        plan = plan_jax_settings(_jax_current(jax), max_bytes=None if choice.users_jax else jax_max,
-                                 directory=choice.directory, why=choice.reason,
-                                 filelock=importlib.util.find_spec("filelock") is not None)
-        apply_jax_settings(plan, jax.config.update)
-        if choice.users_jax and jax_max is not None:
-            logger.info("compilation cache: %s is the user's own JAX cache: jax_compilation_cache_max_size "
-                        "is left as it is (%r); solver.jax_cache_max_mb caps aragog's executables only",
-                        choice.directory, jax.config.jax_compilation_cache_max_size)
-    else:
-        logger.info("compilation cache: jax_enable_compilation_cache is False (the user's setting, kept): "
-                    "only aragog's executables are stored")
-    if not remote:
-        from aragog.csdl._executable_store import set_executable_store
+    problem = _usable(path)
+    if problem is not None:
+        logger.warning("compilation cache directory %s is not usable (%s): compiling without it",
+                       path, problem)
+        return None
+    from aragog.csdl._executable_store import set_executable_store
 
-        # aragog's own store beside JAX's entries: programs keyed by the static
-        # configuration, loaded in a later process without tracing.
-        set_executable_store(path / EXECUTABLES, max_bytes=own_max)
+    # Programs keyed by the static configuration, loaded in a later process without tracing.
+    set_executable_store(path / EXECUTABLES, max_bytes=cap_bytes(max_mb))
     _state["directory"], _state["choice"] = choice.directory, choice
     logger.info("persistent compilation cache: %s (%s; cap %s)", choice.directory, choice.reason,
                 f"{max_mb} MB" if max_mb else "none")
