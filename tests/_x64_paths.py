@@ -27,8 +27,12 @@ scratch = Path(sys.argv[1])
 
 
 def callers_jax() -> dict:
-    """What the caller's own JAX code sees: its x64 flag and the dtype of a new array."""
-    return {"x64": bool(jax.config.jax_enable_x64), "dtype": str(jnp.arange(3.0).dtype)}
+    """What the caller's own JAX code sees: its x64 flag, the dtype of a new array and
+    JAX's persistent-cache settings."""
+    return {"x64": bool(jax.config.jax_enable_x64), "dtype": str(jnp.arange(3.0).dtype),
+            "cache_dir": jax.config.jax_compilation_cache_dir,
+            "min_compile_s": jax.config.jax_persistent_cache_min_compile_time_secs,
+            "cache_max_size": jax.config.jax_compilation_cache_max_size}
 
 
 def last(values) -> float:

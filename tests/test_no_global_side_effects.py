@@ -2,7 +2,8 @@
 side effects"), and aragog's own results are float64 all the same.
 
 One fresh process (``tests/_x64_paths.py``) starts with JAX's default x64 mode (off), uses
-JAX itself, then runs aragog's public paths: a native solve, reset and solve again, blocks
+JAX itself, then runs aragog's public paths with aragog's persistent cache on (JAX's own
+cache settings must stay JAX's defaults): a native solve, reset and solve again, blocks
 mode, ``check_inputs`` (the right-hand-side probe), ``EntropyEOS`` queries and PROTEUS's
 coupled-call sequence through the upstream adapters. It runs them again inside
 ``jax.enable_x64(True)``, where no value can be float32. The two passes must agree to
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -39,12 +41,16 @@ def _close(a, b, where: str) -> None:
 
 
 def test_callers_jax_config_is_untouched_and_results_are_float64(tmp_path):
+    # aragog's persistent cache on (its store in tmp_path): it must not turn on JAX's own
+    env = {**os.environ, "ARAGOG_JAX_CACHE_DIR": str(tmp_path / "cache")}
     proc = subprocess.run([sys.executable, str(HERE / "_x64_paths.py"), str(tmp_path)],
-                          capture_output=True, text=True, timeout=900)
+                          capture_output=True, text=True, timeout=900, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(proc.stdout.strip().splitlines()[-1])
-    default = {"x64": False, "dtype": "float32"}
-    # The caller's own JAX code sees JAX's defaults before, between and after aragog's work.
+    assert list((tmp_path / "cache" / "aragog-executables").glob("*.exe"))  # the store was used
+    default = {"x64": False, "dtype": "float32", "cache_dir": None, "min_compile_s": 1.0, "cache_max_size": -1}
+    # The caller's own JAX code sees JAX's defaults before, between and after aragog's work:
+    # float32, and no persistent cache of JAX's own.
     assert res["before"] == res["during"] == res["after"] == default
     # The caller used JAX first, so its CPU backend had started: aragog left the dispatch
     # setting as it was (aragog._jax sets it only before the backends start).
