@@ -44,7 +44,7 @@ def _mesh(n_nodes, mass_coordinates=True):
 def make_inputs(constant=False, n_nodes=7, mass_coordinates=True, **boundary):
     mesh = _mesh(n_nodes, mass_coordinates)
     n = mesh.number_of_cells
-    bp = dict(surface_value=1.0e5, T_eq=300.0, emissivity=0.9, utbl_const=1e-7, cmb_flux=50.0,
+    bp = dict(outer_boundary_value=1.0e5, T_eq=300.0, emissivity=0.9, utbl_const=1e-7, cmb_flux=50.0,
               core_cp=880.0, tfac_core=1.147, cmb_temperature=4300.0)
     bp.update(boundary)
     return ph.as_float64(ph.PhysicsInputs(
@@ -55,9 +55,9 @@ def make_inputs(constant=False, n_nodes=7, mass_coordinates=True, **boundary):
     ))
 
 
-def options_for(core_bc, surface_bc=1, constant=False, **kw):
+def options_for(core_bc, outer_boundary_condition=1, constant=False, **kw):
     opts = dict(conduction=True, convection=True, gravitational_separation=not constant, mixing=not constant,
-                radionuclides=True, tidal=True, surface_bc=surface_bc, utbl=surface_bc == 1,
+                radionuclides=True, tidal=True, outer_boundary_condition=outer_boundary_condition, utbl=outer_boundary_condition == 1,
                 core_bc=core_bc, constant_properties=constant)
     opts.update(kw)
     return ph.PhysicsOptions(**opts)
@@ -135,7 +135,7 @@ def test_prescribed_cmb_slope_is_exact_for_quadratics():
     x0 = xi_s[0]
     a, b, c = 2800.0, -3e-4, 4e-10
     S_of = lambda x: a + b * (x - x0) + c * (x - x0) ** 2  # noqa: E731
-    options = options_for("temperature", surface_bc=4)
+    options = options_for("temperature", outer_boundary_condition=4)
     S_b, dSdr_b = ph.basic_node_entropy(jnp.asarray(S_of(xi_s)), None, None, mesh, options, S_cmb=S_of(xi_b[0]))
     assert float(S_b[0]) == S_of(xi_b[0])
     exact = (b + 2 * c * (xi_b[0] - x0)) * float(mesh.dxidr_basic[0])
@@ -168,10 +168,10 @@ def _identity_error(d, inputs):
     return abs(resid) / scale
 
 
-@pytest.mark.parametrize("surface_bc", [1, 5])
-def test_gradient_mode_energy_identity(surface_bc):
-    inputs = make_inputs(constant=True, surface_value=1500.0 if surface_bc == 5 else 1e5)
-    options = options_for("gradient", surface_bc, constant=True)
+@pytest.mark.parametrize("outer_boundary_condition", [1, 5])
+def test_gradient_mode_energy_identity(outer_boundary_condition):
+    inputs = make_inputs(constant=True, outer_boundary_value=1500.0 if outer_boundary_condition == 5 else 1e5)
+    options = options_for("gradient", outer_boundary_condition, constant=True)
     for seed in range(3):
         d = _diag(0.1 * seed, random_state(inputs, options, seed), inputs, options)
         assert _identity_error(d, inputs) < 1e-13
@@ -184,7 +184,7 @@ def test_gradient_mode_energy_identity(surface_bc):
 
 @pytest.mark.parametrize("constant", [True, False], ids=["constant", "tables"])
 def test_bower2018_flux_and_core_energy_identity(constant):
-    options = options_for("bower2018", surface_bc=1, constant=constant)
+    options = options_for("bower2018", outer_boundary_condition=1, constant=constant)
     inputs = make_inputs(constant=constant)
     mesh = inputs.mesh
     A0 = float(mesh.area_basic[0])
@@ -213,16 +213,16 @@ def test_bower2018_flux_and_core_energy_identity(constant):
 # ----------------------------------------------------------------------------- gradient
 
 
-@pytest.mark.parametrize("surface_bc", [1, 4])
-def test_gradient_equals_energy_balance_on_a_radius_mesh(surface_bc):
+@pytest.mark.parametrize("outer_boundary_condition", [1, 4])
+def test_gradient_equals_energy_balance_on_a_radius_mesh(outer_boundary_condition):
     # With ξ = r the upstream's radial stencils are this package's energy-balance stencils;
     # only the surface gradient differs (copied vs quadratic), which enters the flux laws at
     # the surface node, replaced there by the boundary condition. So dy/dt agrees to rounding
     # (1e-12 of the largest rate: the two evaluate the same interpolation in a different order).
     # Constant properties: the stencils do not depend on the EOS, and it compiles fast.
     inputs = make_inputs(constant=True, mass_coordinates=False)
-    eb = options_for("energy_balance", surface_bc, constant=True)
-    gr = options_for("gradient", surface_bc, constant=True)
+    eb = options_for("energy_balance", outer_boundary_condition, constant=True)
+    gr = options_for("gradient", outer_boundary_condition, constant=True)
     for seed in range(3):
         y = random_state(inputs, eb, seed)
         a, b = np.asarray(_rhs(0.0, y, inputs, eb)), np.asarray(_rhs(0.0, y, inputs, gr))
@@ -274,7 +274,7 @@ def test_gradient_mode_rebuilt_entropy_equals_the_entropy_state_run():
     # 3000 yr of grey-body cooling (the top cell changes by ~780 J/kg/K).
     n_nodes = 21
     inputs = make_inputs(constant=True, n_nodes=n_nodes)
-    options = options_for("gradient", surface_bc=1, constant=True, radionuclides=False, tidal=False)
+    options = options_for("gradient", outer_boundary_condition=1, constant=True, radionuclides=False, tidal=False)
     mesh = inputs.mesh
     S0 = jnp.asarray(np.linspace(2400.0, 2350.0, n_nodes - 1))
     y0 = ph.join_state(S0, -1e-5, inputs, options)
@@ -305,9 +305,9 @@ def test_gradient_mode_rebuilt_entropy_equals_the_entropy_state_run():
 
 @functools.lru_cache(maxsize=None)
 def _jacobian_case(mode, constant):
-    surface_bc = 5 if mode == "gradient" else 1
-    inputs = make_inputs(constant=constant, surface_value=2000.0 if surface_bc == 5 else 1e5)
-    options = options_for(mode, surface_bc, constant)
+    outer_boundary_condition = 5 if mode == "gradient" else 1
+    inputs = make_inputs(constant=constant, outer_boundary_value=2000.0 if outer_boundary_condition == 5 else 1e5)
+    options = options_for(mode, outer_boundary_condition, constant)
     y = random_state(inputs, options, 11)
     return inputs, options, y, np.asarray(_jac(0.0, y, inputs, options))
 

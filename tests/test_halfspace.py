@@ -3,7 +3,7 @@
 Set-up (the upstream aragog verification case): the top 100 km of an Earth-size shell,
 constant properties (k = 4 W/m/K, ρ = 4000 kg/m3, c_p = 1000 J/kg/K: κ = 1e-6 m2/s),
 conduction only, α = 0 (a uniform temperature is then an isentrope and the adiabatic term
-vanishes), uniform 2000 K at t = 0, surface held at 1000 K (surface_bc 5), no flux through
+vanishes), uniform 2000 K at t = 0, surface held at 1000 K (outer_boundary_condition 5), no flux through
 the base; a radius mesh (uniform cells). The planar solution is
 T = T_s + (T_0 - T_s) erf(z / (2 sqrt(κ t))), so the 1500 K isotherm lies at
 z = 2 erfinv(1/2) sqrt(κ t) = A t^(1/2). The shell's exact solution follows from u = r (T - T_s),
@@ -150,16 +150,17 @@ def _mesh_inputs(n_nodes):
     n = mesh.number_of_cells
     return ph.as_float64(ph.PhysicsInputs(
         mesh=mesh, eos=eos.ConstantParams(), material=eos.MaterialParams(), transport=ph.TransportParams(),
-        boundary=ph.BoundaryParams(surface_value=1500.0), heating=ph.earth_heating_params(n),
+        boundary=ph.BoundaryParams(outer_boundary_value=1500.0), heating=ph.earth_heating_params(n),
         scales=ph.Scales(S=1000.0, t=SECONDS_PER_YEAR, dSdr=1e-4)))
 
 
-@pytest.mark.parametrize("surface_bc", [5, 4])
-def test_boundary_gradients_are_exact_for_quadratics(surface_bc):
+@pytest.mark.parametrize("outer_boundary_condition", [5, 4])
+def test_boundary_gradients_are_exact_for_quadratics(outer_boundary_condition):
     """S quadratic in ξ: the one-sided boundary gradients reproduce it (second order), the
     prescribed surface one through (ξ_N, S_N) and two cells, the extrapolated ones through
     three cells; with two cells (one slope) they are exact for linear profiles."""
-    options = ph.PhysicsOptions(conduction=True, surface_bc=surface_bc, core_bc="flux", constant_properties=True)
+    options = ph.PhysicsOptions(conduction=True, outer_boundary_condition=outer_boundary_condition, core_bc="flux",
+                                constant_properties=True)
     for n_nodes in (7, 3):
         mesh = _mesh_inputs(n_nodes).mesh
         xN = float(mesh.xi_basic[-1])
@@ -175,7 +176,7 @@ def test_boundary_gradients_are_exact_for_quadratics(surface_bc):
         expected = slope(mesh.xi_basic) * mesh.dxidr_basic
         ends = np.asarray(dSdr_b)[[0, -1]]
         np.testing.assert_allclose(ends, np.asarray(expected)[[0, -1]], rtol=1e-8)
-        if surface_bc == 5:
+        if outer_boundary_condition == 5:
             assert float(S_b[-1]) == float(S_of(mesh.xi_basic[-1]))
 
 
@@ -184,7 +185,7 @@ def test_prescribed_surface_closure_keeps_the_band(core_bc):
     """F_N uses S_N-1 and S_N-2: row N-1 stays within the lower bandwidth 1; the Jacobian is
     finite (also at a uniform state) and matches reverse mode."""
     inputs = _mesh_inputs(8)
-    options = ph.PhysicsOptions(conduction=True, convection=True, surface_bc=5, core_bc=core_bc,
+    options = ph.PhysicsOptions(conduction=True, convection=True, outer_boundary_condition=5, core_bc=core_bc,
                                 constant_properties=True)
     n = inputs.mesh.number_of_cells
     jac = jax.jit(jax.jacfwd(ph.rhs, argnums=1), static_argnums=3)

@@ -66,7 +66,7 @@ def _inputs(n_nodes=9):
     mesh = build_mesh(6371e3, 3504e3, n_nodes, core_density=10738.33)
     return ph.as_float64(ph.PhysicsInputs(
         mesh=mesh, eos=eos.default_table_set().to_jax(), material=eos.MaterialParams(),
-        transport=ph.TransportParams(grain_size=0.1), boundary=ph.BoundaryParams(surface_value=1e4, T_eq=273.0),
+        transport=ph.TransportParams(grain_size=0.1), boundary=ph.BoundaryParams(outer_boundary_value=1e4, T_eq=273.0),
         heating=ph.earth_heating_params(mesh.number_of_cells), scales=ph.Scales()))
 
 
@@ -81,7 +81,7 @@ def test_a_frozen_cell_feeds_no_two_phase_flux():
     fluxes that leave cell 0 exactly 0, and keep those between mush cells."""
     inputs = _inputs()
     options = ph.PhysicsOptions(conduction=True, convection=True, gravitational_separation=True, mixing=True,
-                                radionuclides=False, tidal=False, surface_bc=4, core_bc="energy_balance")
+                                radionuclides=False, tidal=False, outer_boundary_condition=4, core_bc="energy_balance")
     n = inputs.mesh.number_of_cells
     st0 = _state(inputs.mesh.P_stag, jnp.full(n, 2500.0), inputs, options)
     S_sol, S_liq = np.asarray(st0.S_sol), np.asarray(st0.S_liq)

@@ -36,7 +36,7 @@ def _mesh(n_nodes=7, mass_coordinates=True, outer_radius=R):
 def make_inputs(constant=False, n_nodes=7, mass_coordinates=True, outer_radius=R, boundary=None, transport=None):
     mesh = _mesh(n_nodes, mass_coordinates, outer_radius)
     n = mesh.number_of_cells
-    bp = dict(surface_value=1.0e5, T_eq=300.0, emissivity=0.9, utbl_const=1e-7, cmb_flux=50.0,
+    bp = dict(outer_boundary_value=1.0e5, T_eq=300.0, emissivity=0.9, utbl_const=1e-7, cmb_flux=50.0,
               core_cp=880.0, tfac_core=1.147)
     bp.update(boundary or {})
     tp = dict(kappah_floor=10.0, eddy_thermal=1.0, eddy_chemical=1.0, grain_size=1e-3, phi_rheo=0.4, phi_width=0.15)
@@ -52,9 +52,9 @@ def make_inputs(constant=False, n_nodes=7, mass_coordinates=True, outer_radius=R
     ))
 
 
-def all_on(surface_bc=1, core_bc="energy_balance", constant=False, **kw):
+def all_on(outer_boundary_condition=1, core_bc="energy_balance", constant=False, **kw):
     opts = dict(conduction=True, convection=True, gravitational_separation=True, mixing=True,
-                radionuclides=True, tidal=True, surface_bc=surface_bc, utbl=surface_bc == 1,
+                radionuclides=True, tidal=True, outer_boundary_condition=outer_boundary_condition, utbl=outer_boundary_condition == 1,
                 core_bc=core_bc, constant_properties=constant)
     opts.update(kw)
     return ph.PhysicsOptions(**opts)
@@ -104,15 +104,15 @@ def test_state_layout_round_trip(core_bc):
 
 
 def test_options_are_validated_and_hashable():
-    with pytest.raises(ValueError, match="surface_bc"):
-        ph.PhysicsOptions(surface_bc=2)
+    with pytest.raises(ValueError, match="outer_boundary_condition"):
+        ph.PhysicsOptions(outer_boundary_condition=2)
     with pytest.raises(ValueError, match="core_bc"):
         ph.PhysicsOptions(core_bc="core_module")
     assert hash(all_on()) == hash(all_on()) and all_on() == all_on()
 
 
 def test_basic_node_interpolation_is_linear_in_xi():
-    inputs, options = make_inputs(), all_on(surface_bc=4, core_bc="flux")
+    inputs, options = make_inputs(), all_on(outer_boundary_condition=4, core_bc="flux")
     mesh = inputs.mesh
     # S linear in ξ: interpolation and extrapolation are exact, gradient = slope × dξ/dr.
     a, b = 3000.0, -2e-4
@@ -136,10 +136,10 @@ def _identity_error(d, inputs):
 
 
 @pytest.mark.parametrize("constant", [False, True], ids=["tables", "constant"])
-@pytest.mark.parametrize("surface_bc,core_bc", ALL_COMBOS)
-def test_energy_identity(surface_bc, core_bc, constant):
-    inputs = make_inputs(constant=constant, boundary=dict(surface_value=2500.0 if surface_bc == 5 else 1.0e5))
-    options = all_on(surface_bc, core_bc, constant)
+@pytest.mark.parametrize("outer_boundary_condition,core_bc", ALL_COMBOS)
+def test_energy_identity(outer_boundary_condition, core_bc, constant):
+    inputs = make_inputs(constant=constant, boundary=dict(outer_boundary_value=2500.0 if outer_boundary_condition == 5 else 1.0e5))
+    options = all_on(outer_boundary_condition, core_bc, constant)
     for seed in range(3):
         d = _diag(0.3 * seed, random_state(inputs, options, seed), inputs, options)
         # Telescoping sum: every cell's ρTV dS/dt reproduces its flux difference to a few ulp
@@ -163,7 +163,7 @@ def test_energy_identity_radius_mesh():
 @pytest.mark.parametrize("constant", [False, True], ids=["tables", "constant"])
 @pytest.mark.parametrize("T_s", [400.0, 1700.0, 2200.0, 3500.0])
 def test_prescribed_surface_temperature_is_enforced(T_s, constant):
-    inputs = make_inputs(constant=constant, boundary=dict(surface_value=T_s))
+    inputs = make_inputs(constant=constant, boundary=dict(outer_boundary_value=T_s))
     options = all_on(5, "quasi_steady", constant)
     d = _diag(0.0, random_state(inputs, options, 1), inputs, options)
     # Table mode: the safeguarded Newton inversion converges to ~1 ulp of T (the lookup is
@@ -228,7 +228,7 @@ def test_utbl_root_limits():
 
 
 def test_prescribed_surface_and_cmb_flux():
-    inputs = make_inputs(boundary=dict(surface_value=1234.5, cmb_flux=67.8))
+    inputs = make_inputs(boundary=dict(outer_boundary_value=1234.5, cmb_flux=67.8))
     options = all_on(4, "flux")
     d = _diag(0.0, random_state(inputs, options, 3), inputs, options)
     assert float(d.F_surface) == 1234.5 and float(d.F_cmb) == 67.8
@@ -318,7 +318,7 @@ def test_constant_mode_has_no_two_phase_fluxes():
 
 def test_switched_off_terms_are_zero():
     inputs = make_inputs()
-    options = ph.PhysicsOptions(conduction=True, convection=False, surface_bc=4, core_bc="flux")
+    options = ph.PhysicsOptions(conduction=True, convection=False, outer_boundary_condition=4, core_bc="flux")
     d = _diag(0.0, random_state(inputs, options), inputs, options)
     assert not np.any(np.asarray(d.jconv)) and not np.any(np.asarray(d.jgrav)) and not np.any(np.asarray(d.jmix))
     assert not np.any(np.asarray(d.H))
@@ -467,7 +467,7 @@ def _jacobian_case(name):
         "tables_qs_bc1": (False, all_on(1, "quasi_steady")),
     }
     constant, options = cases[name]
-    inputs = make_inputs(constant=constant, boundary=dict(surface_value=2000.0 if options.surface_bc == 5 else 1e5))
+    inputs = make_inputs(constant=constant, boundary=dict(outer_boundary_value=2000.0 if options.outer_boundary_condition == 5 else 1e5))
     y = random_state(inputs, options, 11)
     return inputs, options, y, np.asarray(_jac(0.0, y, inputs, options))
 
@@ -537,10 +537,10 @@ def test_new_input_values_do_not_retrace():
         return ph.rhs(t, y, inputs, options)
 
     f = jax.jit(counted)
-    a = make_inputs(boundary=dict(surface_value=2000.0))
+    a = make_inputs(boundary=dict(outer_boundary_value=2000.0))
     # Every traced group changed: another mesh (other radius), scaled tables, material,
     # transport, boundary, heating and scales.
-    b = make_inputs(outer_radius=6.0e6, boundary=dict(surface_value=1800.0, T_eq=250.0, core_cp=800.0),
+    b = make_inputs(outer_radius=6.0e6, boundary=dict(outer_boundary_value=1800.0, T_eq=250.0, core_cp=800.0),
                     transport=dict(kappah_floor=3.0, eddy_thermal=-1e3, grain_size=2e-3))
     b = dataclasses.replace(
         b,

@@ -104,12 +104,12 @@ def test_cell_heating_switches(earth):
 
 def _closed_box(mesh, constant_properties):
     n = mesh.number_of_cells
-    options = ph.PhysicsOptions(conduction=False, convection=False, radionuclides=True, surface_bc=4,
+    options = ph.PhysicsOptions(conduction=False, convection=False, radionuclides=True, outer_boundary_condition=4,
                                 core_bc="flux", constant_properties=constant_properties)
     material = eos.ConstantParams() if constant_properties else eos.default_table_set().to_jax()
     inputs = ph.as_float64(ph.PhysicsInputs(
         mesh=mesh, eos=material, material=eos.MaterialParams(), transport=ph.TransportParams(),
-        boundary=ph.BoundaryParams(surface_value=0.0, cmb_flux=0.0),
+        boundary=ph.BoundaryParams(outer_boundary_value=0.0, cmb_flux=0.0),
         heating=ph.earth_heating_params(n), scales=ph.Scales(S=1000.0, t=ph.SECONDS_PER_YEAR, dSdr=1e-3)))
     return inputs, options
 

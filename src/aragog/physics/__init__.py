@@ -13,7 +13,7 @@ Typical use::
         mesh=mesh, eos=eos.default_table_set().to_jax(), material=eos.MaterialParams(),
         transport=physics.TransportParams(), boundary=physics.BoundaryParams(),
         heating=physics.earth_heating_params(mesh.number_of_cells), scales=physics.Scales()))
-    options = physics.PhysicsOptions(surface_bc=1, core_bc="energy_balance")
+    options = physics.PhysicsOptions(outer_boundary_condition=1, core_bc="energy_balance")
     f = jax.jit(physics.rhs, static_argnums=3)
     y0 = physics.join_state(S_cells, None, inputs, options)
     dydt = f(0.0, y0, inputs, options)

@@ -57,13 +57,14 @@ def utbl_radiating_temperature(T_magma, c):
 
 
 def surface_flux(T_surface, boundary, options):
-    """F_N [W/m2] for surface_bc 1 (grey body, with the UTBL when ``options.utbl``) and 4
-    (``boundary.surface_value``). Surface bc 5 takes F_N from the flux laws instead (see
+    """F_N [W/m2] for outer_boundary_condition 1 (grey body, with the UTBL when ``options.utbl``) and 4
+    (``boundary.outer_boundary_value``). Surface bc 5 takes F_N from the flux laws instead (see
     :mod:`aragog.physics._rhs`)."""
-    if options.surface_bc == 4:
-        return jnp.asarray(boundary.surface_value, dtype=jnp.float64)
-    if options.surface_bc != 1:
-        raise ValueError(f"surface_flux: surface_bc {options.surface_bc} has no closed-form flux")
+    if options.outer_boundary_condition == 4:
+        return jnp.asarray(boundary.outer_boundary_value, dtype=jnp.float64)
+    if options.outer_boundary_condition != 1:
+        raise ValueError(f"surface_flux: outer_boundary_condition {options.outer_boundary_condition} "
+                         "has no closed-form flux")
     T_rad = utbl_radiating_temperature(T_surface, boundary.utbl_const) if options.utbl else T_surface
     return grey_body_flux(T_rad, boundary.T_eq, boundary.emissivity)
 

@@ -58,9 +58,9 @@ class PhysicsOptions:
     conduction, convection, gravitational_separation, mixing: flux terms at the basic
         nodes; a term switched off contributes exactly zero and is not computed.
     radionuclides, tidal: heating terms.
-    surface_bc: 1 grey body, 4 prescribed flux, 5 prescribed temperature.
+    outer_boundary_condition: 1 grey body, 4 prescribed flux, 5 prescribed temperature.
     utbl: ultra-thin boundary layer correction of the radiating temperature (only has an
-        effect with ``surface_bc == 1``; ignored otherwise).
+        effect with ``outer_boundary_condition == 1``; ignored otherwise).
     core_bc: "flux" (prescribed CMB flux), "temperature" (prescribed CMB temperature),
         "quasi_steady" (core cools in step with the lowest cell), "energy_balance" (extra
         state slot holding dS/dr at the CMB), "gradient" (the energy-balance slot with the
@@ -81,7 +81,7 @@ class PhysicsOptions:
     mixing: bool = False
     radionuclides: bool = False
     tidal: bool = False
-    surface_bc: int = 1
+    outer_boundary_condition: int = 1
     utbl: bool = False
     core_bc: str = "energy_balance"
     constant_properties: bool = False
@@ -93,8 +93,9 @@ class PhysicsOptions:
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise ValueError(f"PhysicsOptions.{name} must be a bool, got {value!r}")
-        if isinstance(self.surface_bc, bool) or self.surface_bc not in SURFACE_BCS:
-            raise ValueError(f"PhysicsOptions.surface_bc must be one of {SURFACE_BCS}, got {self.surface_bc!r}")
+        if isinstance(self.outer_boundary_condition, bool) or self.outer_boundary_condition not in SURFACE_BCS:
+            raise ValueError(f"PhysicsOptions.outer_boundary_condition must be one of {SURFACE_BCS}, "
+                             f"got {self.outer_boundary_condition!r}")
         if self.core_bc not in CORE_BCS:
             raise ValueError(f"PhysicsOptions.core_bc must be one of {CORE_BCS}, got {self.core_bc!r}")
         if self.separation_viscosity not in ("melt", "mixture"):
@@ -151,8 +152,8 @@ class TransportParams:
 class BoundaryParams:
     """Boundary-condition parameters (0-d; traced).
 
-    surface_value: prescribed surface flux [W/m2] (surface_bc 4) or temperature [K]
-        (surface_bc 5); unused for the grey body.
+    outer_boundary_value: prescribed surface flux [W/m2] (outer_boundary_condition 4) or temperature [K]
+        (outer_boundary_condition 5); unused for the grey body.
     T_eq [K]: equilibrium temperature of the grey body.
     emissivity [-]: grey-body emissivity.
     utbl_const [K^-2]: c of the ultra-thin boundary layer, T_magma = T_rad + c T_rad^3.
@@ -162,7 +163,7 @@ class BoundaryParams:
     tfac_core [-]: f, mean core temperature / CMB temperature.
     """
 
-    surface_value: Any = 0.0
+    outer_boundary_value: Any = 0.0
     T_eq: Any = 0.0
     emissivity: Any = 1.0
     utbl_const: Any = 1.0e-7

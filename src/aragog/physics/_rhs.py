@@ -7,7 +7,7 @@ time. Discretisation (docs/physics.md "Grid", "Flux laws", "Entropy equation",
 
 * interior basic node j (1..N-1): S_j linear in ξ between cells j-1 and j,
   dS/dr = (S_j - S_{j-1})/(ξ_s,j - ξ_s,j-1) · dξ/dr|_j (second order);
-* surface node N, surface_bc 5: S_N = S(T_s, P_N) and dS/dr the slope at ξ_N of the
+* surface node N, outer_boundary_condition 5: S_N = S(T_s, P_N) and dS/dr the slope at ξ_N of the
   quadratic in ξ through (ξ_N, S_N) and the top two cells, times dξ/dr|_N (second order;
   :func:`boundary_slope`); the flux F_N it gives enters row N-1 only through S_{N-1}
   and S_{N-2}, so the Jacobian stays within the band;
@@ -81,7 +81,7 @@ def basic_node_entropy(S, dSdr_cmb, S_surface, mesh, options: PhysicsOptions, S_
     """Entropy [J/kg/K] and radial gradient [J/kg/K/m] at the N+1 basic nodes.
 
     ``dSdr_cmb``: used with core_bc "energy_balance" and "gradient" (else ignored);
-    ``S_surface``: the prescribed surface entropy for surface_bc 5 (else ignored);
+    ``S_surface``: the prescribed surface entropy for outer_boundary_condition 5 (else ignored);
     ``S_cmb``: the prescribed CMB entropy for core_bc "temperature" (else ignored). See the
     module docstring.
     """
@@ -94,7 +94,7 @@ def basic_node_entropy(S, dSdr_cmb, S_surface, mesh, options: PhysicsOptions, S_
     mid = 0.5 * (xs[1:] + xs[:-1])  # where the cell-pair slopes grad_xi are exact for a quadratic
     three = S.shape[0] >= 3  # static: two cells give one slope only (a linear profile)
 
-    if options.surface_bc == 5:
+    if options.outer_boundary_condition == 5:
         # Quadratic through (ξ_N, S_N) and the top two cells; the half-cell slope and the
         # slope of node N-1 extrapolated to ξ_N ((8 S_N - 9 S_N-1 + S_N-2)/(3h) on a uniform ξ grid).
         S_top = jnp.asarray(S_surface, dtype=jnp.float64)
@@ -120,7 +120,7 @@ def basic_node_entropy(S, dSdr_cmb, S_surface, mesh, options: PhysicsOptions, S_
 
     if options.core_bc == "gradient":
         S_b, dSdr_b = core.radial_basic_nodes(S, dSdr_cmb, mesh)
-        if options.surface_bc == 5:  # the prescribed surface keeps its closure
+        if options.outer_boundary_condition == 5:  # the prescribed surface keeps its closure
             S_b = S_b.at[-1].set(S_top)
             dSdr_b = dSdr_b.at[-1].set(grad_top * dxdr[-1])
         return S_b, dSdr_b
@@ -261,8 +261,8 @@ def structure_stage(y, inputs: PhysicsInputs, options: PhysicsOptions) -> Struct
     S, slot = split_state(y, inputs, options)
     dSdr_cmb = slot if options.energy_balance else None
     S_surface = S_cmb = None
-    if options.surface_bc == 5:
-        S_surface = bnd.surface_entropy_for_temperature(bp.surface_value, mesh.P_basic[-1], inputs, options)
+    if options.outer_boundary_condition == 5:
+        S_surface = bnd.surface_entropy_for_temperature(bp.outer_boundary_value, mesh.P_basic[-1], inputs, options)
     if options.core_bc == "temperature":
         S_cmb = bnd.surface_entropy_for_temperature(bp.cmb_temperature, mesh.P_basic[0], inputs, options)
     S_b, dSdr_b = basic_node_entropy(S, dSdr_cmb, S_surface, mesh, options, S_cmb)
@@ -285,7 +285,7 @@ def thermal_stage(t, s: StructureState, inputs: PhysicsInputs, options: PhysicsO
     A, V = mesh.area_basic, mesh.volume_stag
 
     # Surface.
-    if options.surface_bc == 5:
+    if options.outer_boundary_condition == 5:
         F_N = F_laws[-1]
     else:
         F_N = bnd.surface_flux(st_b.T[-1], bp, options)
@@ -460,7 +460,8 @@ def diagnostics_of(ev: _Evaluation, inputs: PhysicsInputs, options: PhysicsOptio
     A, V = mesh.area_basic, mesh.volume_stag
     M_liq = jnp.sum(st_c.phi * m)
     T_s = st_b.T[-1]
-    T_rad = bnd.utbl_radiating_temperature(T_s, bp.utbl_const) if (options.utbl and options.surface_bc == 1) else T_s
+    grey = options.utbl and options.outer_boundary_condition == 1
+    T_rad = bnd.utbl_radiating_temperature(T_s, bp.utbl_const) if grey else T_s
     dSdr_cmb = ev.dSdr_cmb if options.energy_balance else ev.dSdr_b[0]
     phi_rheo = inputs.transport.phi_rheo
     return Diagnostics(

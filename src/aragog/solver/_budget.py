@@ -124,7 +124,7 @@ def powers(diags) -> np.ndarray:
 def needs_step_trace(options) -> bool:
     """Whether a boundary energy of the budget is a time integral of a state-dependent
     flux (module docstring): then the solver records the integrator's steps for it."""
-    return options.surface_bc != 4 or options.core_bc in ("temperature", "gradient")
+    return options.outer_boundary_condition != 4 or options.core_bc in ("temperature", "gradient")
 
 
 def _merge_nodes(t_out, y_out, trace):

@@ -36,7 +36,7 @@ def physics_options(params) -> physics.PhysicsOptions:
         mixing=bool(en.mixing),
         radionuclides=bool(en.radionuclides),
         tidal=bool(en.tidal),
-        surface_bc=int(bc.outer_boundary_condition),
+        outer_boundary_condition=int(bc.outer_boundary_condition),
         utbl=bool(bc.param_utbl),
         core_bc=core,
         constant_properties=bool(params.phase_mixed.const_properties),
@@ -108,7 +108,7 @@ def physics_inputs(params, mesh, eos_data) -> physics.PhysicsInputs:
         mixing_onset_width=en.mixing_onset_width,
     )
     boundary = physics.BoundaryParams(
-        surface_value=bc.outer_boundary_value, T_eq=bc.equilibrium_temperature, emissivity=bc.emissivity,
+        outer_boundary_value=bc.outer_boundary_value, T_eq=bc.equilibrium_temperature, emissivity=bc.emissivity,
         utbl_const=bc.param_utbl_const, cmb_flux=bc.inner_boundary_value,
         core_cp=bc.core_heat_capacity, tfac_core=bc.tfac_core_avg,
         # inner_boundary_condition 3 only (elsewhere unused, kept at the default).
