@@ -404,3 +404,39 @@ def test_users_jax_settings_are_left_as_they_are(tmp_path):
     assert out["jax_compilation_cache_max_size"] == -1
     assert jax_entries(proteus) == []  # the user's threshold (an hour of compiling) applies
     assert not (tmp_path / "xdg" / "aragog" / "jax").exists()
+
+
+# `aragog validate`'s probe with the cache in argv[2]; prints how many programs this
+# process traced and compiled (aot_compile calls) and the probe's summary.
+PROBE = r"""
+import json, sys
+from aragog.csdl import _compiling
+calls = []
+original = _compiling.aot_compile
+def counted(*args, **kwargs):
+    calls.append(kwargs.get("label") or (args[2] if len(args) > 2 else ""))
+    return original(*args, **kwargs)
+_compiling.aot_compile = counted
+from aragog import load_config
+from aragog.validation import check_inputs
+lines = check_inputs(load_config(sys.argv[1], overrides={"solver.jax_cache_dir": sys.argv[2],
+                                                         "mesh.number_of_nodes": 10}))
+print(json.dumps({"compiled": calls, "last": lines[-1]}))
+"""
+
+
+def test_validate_probe_is_loaded_from_the_store_in_a_later_process(tmp_path):
+    """The probe's program goes through aragog's store like the solver's: the first
+    process compiles it, a later one on the same directory loads it (no trace, no
+    compile) and reports the same initial state."""
+    cache = tmp_path / "cache"
+    env = {**{k: v for k, v in os.environ.items() if k not in CACHE_VARS}, "ARAGOG_JAX_CACHE_DIR": "none"}
+    out = []
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-c", PROBE, str(EARTH), str(cache)], capture_output=True,
+                              text=True, env=env, cwd=REPO, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        out.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    assert out[0]["compiled"] == ["probe:_fast"]
+    assert out[1]["compiled"] == [] and out[1]["last"] == out[0]["last"]
+    assert list((cache / "aragog-executables").glob("*.exe"))

@@ -15,7 +15,8 @@ integrate.
 To stay quick when all is well, one small program is compiled (the right-hand side at
 the initial entropy), with XLA's cheapest backend optimisation, not the solver's RHS and Jacobian pair; the diagnostics program that names
 the terms is compiled only when a value is not finite. The persistent compilation cache
-(``solver.jax_cache_dir``, on by default) applies as in a run.
+(``solver.jax_cache_dir``, on by default) applies as in a run: a later process loads the
+program without tracing.
 """
 
 from __future__ import annotations
@@ -141,18 +142,27 @@ def _detailed(S, t, inputs, options):
 
 
 def _run_once(fn, args, options, static_key):
-    """Compile ``fn`` for these argument shapes (or take it from the process's program
-    cache, :func:`aragog.solver._shared_programs.shared_programs`, which
-    :func:`aragog.clear_caches` empties) and call it once."""
+    """Compile ``fn`` for these argument shapes and call it once. The program comes from
+    the process's program cache (:func:`aragog.solver._shared_programs.shared_programs`,
+    which :func:`aragog.clear_caches` empties), else from the persistent store (loaded
+    without tracing, as the solver's are), else it is compiled and stored."""
     from aragog._jax import jax
     from aragog.solver._shared_programs import shared_programs
 
-    def build():
-        return jax.jit(functools.partial(fn, options=options)).lower(*args).compile(_COMPILER_OPTIONS)
+    # private: the keyed compile of the solver's programs (the persistent store's lookup first)
+    from aragog.csdl._compiling import compile_keyed
+    from aragog.solver._shared_programs import store_key
 
     shapes = tuple((getattr(a, "shape", ()), str(getattr(a, "dtype", type(a).__name__)))
                    for a in jax.tree_util.tree_leaves(args))
-    compiled, _ = shared_programs(("probe", fn.__name__, static_key, shapes), build)
+    key = ("probe", fn.__name__, static_key, shapes)
+
+    def build():
+        compiled, _ = compile_keyed(functools.partial(fn, options=options), args, label=f"probe:{fn.__name__}",
+                                    key=store_key(key), compiler_options=_COMPILER_OPTIONS)
+        return compiled
+
+    compiled, _ = shared_programs(key, build)
     return compiled(*args)
 
 
