@@ -13,8 +13,9 @@ where it occurs, counted from the CMB, so a run does not start from a state CVOD
 integrate.
 
 To stay quick when all is well, one small program is compiled (the right-hand side at
-the initial entropy), with XLA's cheapest backend optimisation, not the solver's RHS and Jacobian pair; the diagnostics program that names
-the terms is compiled only when a value is not finite. The persistent compilation cache
+the initial entropy), with XLA's cheapest backend optimisation, not the solver's RHS and
+Jacobian pair; the diagnostics program that names the terms is compiled only when a value
+is not finite. The persistent compilation cache
 (``solver.jax_cache_dir``, on by default) applies as in a run: a later process loads the
 program without tracing.
 """
@@ -147,11 +148,9 @@ def _run_once(fn, args, options, static_key):
     which :func:`aragog.clear_caches` empties), else from the persistent store (loaded
     without tracing, as the solver's are), else it is compiled and stored."""
     from aragog._jax import jax
-    from aragog.solver._shared_programs import shared_programs
-
     # private: the keyed compile of the solver's programs (the persistent store's lookup first)
     from aragog.csdl._compiling import compile_keyed
-    from aragog.solver._shared_programs import store_key
+    from aragog.solver._shared_programs import shared_programs, store_key
 
     shapes = tuple((getattr(a, "shape", ()), str(getattr(a, "dtype", type(a).__name__)))
                    for a in jax.tree_util.tree_leaves(args))
@@ -197,14 +196,15 @@ def probe_initial_state(params, mesh=None, eos_dir=None) -> ProbeResult:
     inputs = solver_inputs.physics_inputs(params, mesh, eos_data)
     S_file, T, P, how = _initial_entropy(params, mesh)
     n_cells = int(mesh.number_of_cells)
-    if S_file is None:  # an isentrope: the solver's own inversion (EntropySolver.entropy_at)
+    if S_file is not None:
+        S = np.asarray(S_file, dtype=np.float64)
+    else:  # an isentrope: the solver's own inversion (EntropySolver.entropy_at)
         host = NumpyEOS(eos_data, inputs.material.smooth_width, options.constant_properties)
-        S_file = np.full(n_cells, entropy_of_temperature(T, P, host))
-        if not np.all(np.isfinite(S_file)):
+        S = np.full(n_cells, entropy_of_temperature(T, P, host))
+        if not np.all(np.isfinite(S)):
             key = "basal_temperature" if params.initial_condition.initial_condition == 3 else "surface_temperature"
             raise ConfigError(f"initial state: no entropy gives T = {T:g} K at P = {P:.4g} Pa in the EOS "
                               f"(`initial_condition.{key}`)")
-    S = np.asarray(S_file, dtype=np.float64)
     t = float(params.solver.start_time)
     args = (S, t, inputs)
     key = solver_inputs.static_key(options, inputs, eos_data)

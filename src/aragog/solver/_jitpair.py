@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from aragog._jax import float64, in_float64, jax, jnp
+from aragog._jax import in_float64, jax, jnp
 from aragog.csdl._compiling import compile_lowered, lower, store_lookup, store_save
 from aragog.csdl._executable_store import store_has
 from aragog.solver._bound import BoundPair
@@ -303,21 +303,17 @@ class JitPair:
         if not todo:
             return None
 
-        def run():  # a thread of its own: JAX's x64 mode is per thread
-            with float64():
-                self._compile_all(todo)
+        def run():  # a thread of its own: _compile enters JAX's x64 mode, which is per thread
+            for key in todo:
+                try:
+                    self._compile(key)
+                except Exception as exc:  # noqa: BLE001 - the caller's own compile raises it
+                    logger.debug("background compile of %s failed (%s: %s)", key, type(exc).__name__, exc)
 
         thread = threading.Thread(target=run, name=f"{self.name}-compile-{'+'.join(todo)}", daemon=False)
         self._background = [t for t in self._background if t.is_alive()] + [thread]
         thread.start()
         return thread
-
-    def _compile_all(self, todo: list[str]) -> None:
-        for key in todo:
-            try:
-                self._compile(key)
-            except Exception as exc:  # noqa: BLE001 - the caller's own compile raises it
-                logger.debug("background compile of %s failed (%s: %s)", key, type(exc).__name__, exc)
 
     def wait_background(self) -> None:
         """Wait for every compile started by :meth:`compile_in_background`."""
