@@ -255,33 +255,35 @@ PACKAGE_ROOT = ROOT.parent
 PACKAGE = "aragog"
 
 #: rooms of aragog (first component of the module name), lowest layer first ("" is the
-#: package's __init__). Upstream adapters sit in the layer of what they adapt: parser
-#: beside config, mesh beside structure, jax (PROTEUS's factory) beside physics.
+#: package's __init__). io (netCDF files, figures) reads and writes a RunHistory and knows
+#: nothing of the solver, which writes its history with it. _compat, the upstream aragog's
+#: interface, sits on top: it adapts the solver and the config.
 ROOM_LAYERS: list[set[str]] = [
     {"errors", "_jax", "_pytree", "_version", "_atomic", "integrator_names", "logs", "fields", "_environment"},
     {"_run_history"},
-    {"config", "parser", "csdl"},
-    {"eos", "structure", "mesh"},
-    {"physics", "initial", "jax"},
+    {"config", "csdl"},
+    {"eos", "structure"},
+    {"physics", "initial", "io"},
     {"solver"},
-    {"io", "probe"},
+    {"probe"},
     {"validation", "_info", "_run_progress"},
-    {"cli", "grid"},
+    {"cli", "grid", "_compat"},
     {"", "__main__"},
 ]
 
+#: Thin modules at the upstream aragog's import paths (PROTEUS imports them): they belong
+#: to the _compat room wherever they sit, and hold only re-exports from aragog._compat
+#: (test_upstream_import_paths_are_thin).
+UPSTREAM_PATHS = {"parser", "mesh", "eos.entropy", "jax", "jax.eos", "jax.nondim", "jax.phase", "jax.solver",
+                  "solver.entropy_solver", "solver.cvode_jax"}
 
 #: The deliberate exceptions, each with its reason (any other upward edge or cycle fails).
-ALLOWED_UPWARD = {
-    ("solver._entropy_solver", "io"):
-        "EntropySolver.write_netcdf(): a convenience method the upstream's EntropySolver has "
-        "too, io imported inside it",
-}
+ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
 ALLOWED_CYCLES: dict[frozenset[str], str] = {}
 
 
 def room_of(mod: str) -> str:
-    return mod.split(".")[0]
+    return "_compat" if mod in UPSTREAM_PATHS else mod.split(".")[0]
 
 
 def room_layer(mod: str) -> int:
@@ -343,6 +345,32 @@ def test_package_has_no_upward_import():
         f"aragog.{a} -> aragog.{b} (line {line})" for a, b, line in up)
     module_level = {(a, b) for a, b in ALLOWED_UPWARD if b in top_level_imports(a)}
     assert not module_level, f"allowed upward imports made at module level: {sorted(module_level)}"
+
+
+def test_upstream_import_paths_are_thin():
+    """Each module at an upstream import path is a docstring, imports from
+    ``aragog._compat`` and ``__all__``: the upstream's code lives in one room."""
+    mods = modules(PACKAGE_ROOT)
+    assert UPSTREAM_PATHS <= set(mods), f"missing: {sorted(UPSTREAM_PATHS - set(mods))}"
+    for mod in sorted(UPSTREAM_PATHS):
+        tree = ast.parse(mods[mod].read_text())
+        for node in tree.body:
+            docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and node is tree.body[0]
+            reexport = isinstance(node, ast.ImportFrom) and (node.module or "").startswith("aragog._compat")
+            names = isinstance(node, ast.Assign) and [t.id for t in node.targets if isinstance(t, ast.Name)] == ["__all__"]
+            assert docstring or reexport or names, \
+                f"aragog.{mod} line {node.lineno}: an upstream import path holds only re-exports from aragog._compat"
+        exported = set(ast.literal_eval(next(n.value for n in tree.body if isinstance(n, ast.Assign))))
+        imported = {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
+        assert exported == imported, f"aragog.{mod}: __all__ {sorted(exported)} != imported {sorted(imported)}"
+
+
+def test_no_native_room_imports_the_upstream_layer():
+    """Nothing outside _compat (and its thin import paths) imports it."""
+    graph = import_graph(PACKAGE_ROOT, PACKAGE)
+    bad = sorted((a, b) for a, edges in graph.items() for b in edges
+                 if room_of(b) == "_compat" and room_of(a) not in ("_compat",))
+    assert not bad, f"native modules importing the upstream layer: {bad}"
 
 
 def top_level_imports(mod: str) -> set[str]:

@@ -179,24 +179,38 @@ def test_core_density_from_structure_file(tmp_path):
 
 def test_entropy_solver_answers_each_interface_with_its_class():
     """``EntropySolver`` given the upstream parameters is the upstream adapter; given this
-    package's, the base class. The adapter registers itself (no import cycle,
-    tests/test_imports.py), and ``aragog.EntropySolver`` loads it with the class, so the
-    dispatch holds in a fresh process that never names the adapter."""
+    package's, the base class. The upstream parameters name the adapter
+    (``aragog_solver_class``), which nothing native imports (tests/test_imports.py), so the
+    dispatch holds in a fresh process that never names the adapter; and reading upstream
+    parameters does not start JAX."""
     import subprocess
     import sys
 
-    from aragog.solver import EntropySolver, UpstreamEntropySolver
+    from aragog._compat.solver import UpstreamEntropySolver
+    from aragog.solver import EntropySolver
 
     assert type(EntropySolver(upstream_params())) is UpstreamEntropySolver
     assert type(EntropySolver(upstream_params().to_config())) is EntropySolver
-    assert UpstreamEntropySolver in EntropySolver._interfaces
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import aragog; "
-            "from test_upstream_adapters import upstream_params; "
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import aragog, aragog.parser; "
+            "print('jax' in sys.modules); from test_upstream_adapters import upstream_params; "
             "print(type(aragog.EntropySolver(upstream_params())).__name__)")
     out = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent)], capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "UpstreamEntropySolver"
+    assert out.stdout.split() == ["False", "UpstreamEntropySolver"]
+
+
+def test_a_foreign_solver_class_is_refused():
+    """Parameters whose ``aragog_solver_class`` is not an EntropySolver get a clear error."""
+    from aragog.solver import EntropySolver
+
+    class Foreign:
+        @staticmethod
+        def aragog_solver_class():
+            return dict
+
+    with pytest.raises(TypeError, match="aragog_solver_class.*subclass of EntropySolver"):
+        EntropySolver(Foreign())
 
 
 @pytest.mark.parametrize("core_bc", ["energy_balance", "bower2018", "quasi_steady"])

@@ -225,7 +225,7 @@ def test_rheological_front_of_a_crystallising_mantle():
     phi_rheo (a mantle frozen at the base, molten above), as the upstream picks it."""
     from types import SimpleNamespace
 
-    from aragog.solver._upstream import upstream_mass_fields
+    from aragog._compat.solver import upstream_mass_fields
 
     n = 10
     xb = np.linspace(0.0, 1.0, n + 1)

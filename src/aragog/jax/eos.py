@@ -1,20 +1,8 @@
-"""``EntropyEOS_JAX`` (upstream name): a handle on a P-S table directory for the factory."""
+"""``aragog.jax.eos`` (upstream path): ``EntropyEOS_JAX``.
 
-from __future__ import annotations
+A thin module at the upstream aragog's import path: the names live in
+:mod:`aragog._compat.jax_records` (the upstream layer, docs/compat.md)."""
 
-from pathlib import Path
+from aragog._compat.jax_records import EntropyEOS_JAX
 
 __all__ = ["EntropyEOS_JAX"]
-
-
-class EntropyEOS_JAX:
-    """The table directory PROTEUS names for the JAX path. The solver's compiled programs
-    already hold the tables (read once per process for its ``EntropyEOS``), so nothing is
-    read or compiled here; the directory is only recorded (``""`` is allowed: the
-    constant-property mode has no tables)."""
-
-    def __init__(self, eos_dir):
-        self.directory = Path(eos_dir).expanduser().resolve() if str(eos_dir) else None
-
-    def __repr__(self) -> str:
-        return f"EntropyEOS_JAX({str(self.directory or '')!r})"

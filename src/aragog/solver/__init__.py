@@ -4,9 +4,8 @@
 JAX-heavy parts (``EntropySolver``, ``JitPair``, ``integrate``) import on first use, so
 ``aragog.io`` can read output metadata without starting JAX.
 
-``EntropySolver`` comes with the interfaces it serves: getting it from here also loads
-the upstream aragog's adapter (``UpstreamEntropySolver``, :mod:`._upstream`), which
-registers itself, so that ``EntropySolver(aragog.parser.Parameters)`` answers with it.
+``EntropySolver(aragog.parser.Parameters)`` answers with the upstream aragog's interface
+(``aragog._compat.solver.UpstreamEntropySolver``), which those parameters name.
 """
 
 from __future__ import annotations
@@ -15,17 +14,15 @@ from aragog.solver._output import FIELD_META, SolverOutput
 
 __all__ = [
     "EntropySolver", "SolverOutput", "FIELD_META", "JitPair", "integrate", "SolverStateError", "SolveProgress",
-    "UpstreamEntropySolver",
     # records of a solve and of the compiled programs, for benchmarks and profiles
     "LastSolve", "ProgramStats", "compile_stats", "compiled_program", "kernel_counts",
     "clear_shared_programs", "clear_caches", "configure_compilation_cache", "programs_in_cache", "output_times",
 ]
 
 _LAZY = {
-    "EntropySolver": "aragog.solver._upstream",  # the base class and its registered interfaces
+    "EntropySolver": "aragog.solver._entropy_solver",
     "SolverStateError": "aragog.solver._entropy_solver",
     "SolveProgress": "aragog.solver._problems",
-    "UpstreamEntropySolver": "aragog.solver._upstream",
     "JitPair": "aragog.solver._jitpair",
     "integrate": "aragog.solver.backends",
     "LastSolve": "aragog.solver._results",

@@ -63,24 +63,16 @@ class EntropySolver:
         out = solver.get_state()            # SolverOutput
     """
 
-    #: subclasses serving another package's interface, each claiming that package's
-    #: parameter objects (``accepts``); they register themselves with
-    #: ``class X(EntropySolver, interface=True)`` (the upstream aragog's:
-    #: ``aragog.solver._upstream``, loaded with ``aragog.solver.EntropySolver``)
-    _interfaces: list[type[EntropySolver]] = []
-
-    def __init_subclass__(cls, *, interface: bool = False, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if interface:
-            EntropySolver._interfaces.append(cls)
-
     def __new__(cls, params=None, *args, **kwargs):
-        # Another interface's parameters (the upstream aragog's aragog.parser) get the
-        # subclass that serves it.
-        if cls is EntropySolver:
-            for interface in EntropySolver._interfaces:
-                if interface.accepts(params):
-                    return super().__new__(interface)
+        # Parameters of another interface (the upstream aragog's aragog.parser) name the
+        # subclass that serves them: ``type(params).aragog_solver_class()``.
+        serving = getattr(type(params), "aragog_solver_class", None)
+        if cls is EntropySolver and serving is not None:
+            interface = serving()
+            if not (isinstance(interface, type) and issubclass(interface, EntropySolver)):
+                raise TypeError(f"{type(params).__name__}.aragog_solver_class() must return a subclass of "
+                                f"EntropySolver, got {interface!r}")
+            return super().__new__(interface)
         return super().__new__(cls)
 
     #: programs compiled in a thread overlapping the first integration ("powers": the

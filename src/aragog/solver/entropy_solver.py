@@ -1,9 +1,8 @@
-"""The upstream's ``aragog.solver.entropy_solver`` import path: PROTEUS imports
-``EXTRA_STATE_SLOTS`` from it. Names only; they live in :mod:`aragog.solver._upstream`."""
+"""``aragog.solver.entropy_solver`` (upstream path): PROTEUS imports ``EXTRA_STATE_SLOTS``.
 
-from __future__ import annotations
+A thin module at the upstream aragog's import path: the names live in
+:mod:`aragog._compat.solver` (the upstream layer, docs/compat.md)."""
 
-from aragog.solver._output import SolverOutput
-from aragog.solver._upstream import EXTRA_STATE_SLOTS, EntropySolver
+from aragog._compat.solver import EXTRA_STATE_SLOTS, EntropySolver, SolverOutput
 
 __all__ = ["EXTRA_STATE_SLOTS", "EntropySolver", "SolverOutput"]

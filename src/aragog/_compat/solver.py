@@ -1,7 +1,8 @@
 """The upstream aragog's solver interface (``EntropySolver(parameters, entropy_eos)``).
 
 ``aragog.solver.EntropySolver`` built from the upstream's :class:`aragog.parser.Parameters`
-returns an :class:`UpstreamEntropySolver`: this package's solver with the upstream's
+returns an :class:`UpstreamEntropySolver` (the parameters name it:
+``Parameters.aragog_solver_class``): this package's solver with the upstream's
 methods, attributes and meanings, so PROTEUS's coupling code runs unchanged::
 
     solver = EntropySolver(params, entropy_eos)    # aragog.parser.Parameters, EntropyEOS or None
@@ -26,13 +27,18 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from aragog._compat.jax_records import NonDimScales
 from aragog._jax import in_float64
 from aragog.errors import AragogError
 from aragog.physics import SECONDS_PER_YEAR
 from aragog.solver._entropy_solver import EntropySolver, SolverStateError
 from aragog.solver._output import SolverOutput
 
-__all__ = ["EXTRA_STATE_SLOTS", "UpstreamEntropySolver", "UpstreamSolution", "is_upstream_parameters"]
+#: ``EntropySolver`` and ``SolverOutput`` are the native classes: the upstream's import path
+#: ``aragog.solver.entropy_solver`` names them, and ``EntropySolver(upstream parameters)``
+#: answers with :class:`UpstreamEntropySolver`.
+__all__ = ["EXTRA_STATE_SLOTS", "EntropySolver", "SolverOutput", "UpstreamEntropySolver", "UpstreamSolution",
+           "upstream_mass_fields"]
 
 
 #: The upstream's extended state: the slots after the N cell entropies, per core_bc, in
@@ -65,7 +71,7 @@ class UpstreamSolution:
         return self.status >= 0
 
 
-class UpstreamEntropySolver(EntropySolver, interface=True):
+class UpstreamEntropySolver(EntropySolver):
     """:class:`EntropySolver` driven by upstream parameters (see the module docstring).
 
     Args:
@@ -75,11 +81,6 @@ class UpstreamEntropySolver(EntropySolver, interface=True):
     """
 
     _background_programs = ("diagnostics", "powers")  # get_state always asks for the energy budget
-
-    @staticmethod
-    def accepts(params) -> bool:
-        """Whether :class:`EntropySolver` given ``params`` answers with this class."""
-        return is_upstream_parameters(params)
 
     @in_float64
     def __init__(self, parameters, entropy_eos=None):
@@ -292,8 +293,6 @@ class UpstreamEntropySolver(EntropySolver, interface=True):
         self._jax_cvode_factory = factory
 
     def _nondim_scales(self):
-        from aragog.jax.nondim import NonDimScales
-
         sc = self._inputs.scales
         scale = np.full(self._bound.n, float(sc.S))
         if self._has_slot():
@@ -423,10 +422,3 @@ def _mean_cmb_flux(out) -> float | None:
     area = 4.0 * math.pi * float(out.r_basic[0]) ** 2
     return float(energy) / (area * dt)
 
-
-def is_upstream_parameters(params) -> bool:
-    """Whether ``params`` are the upstream aragog's parameters (:mod:`aragog.parser`), which
-    :class:`EntropySolver` answers with an :class:`UpstreamEntropySolver`."""
-    from aragog.parser import Parameters as UpstreamParameters
-
-    return isinstance(params, UpstreamParameters)
