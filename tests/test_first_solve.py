@@ -66,7 +66,7 @@ def test_numpy_inversion_equals_the_compiled_one(constant):
 
 def test_entropy_at_keeps_its_errors_and_compiles_nothing():
     clear_shared_programs()
-    solver = EntropySolver(load_config(EARTH, overrides={"mesh.number_of_nodes": 8}))
+    solver = EntropySolver(load_config(EARTH, overrides={"mesh.number_of_nodes": 12}))
     with pytest.raises(AragogError, match="call initialize"):
         solver.entropy_at(4000.0, 0.0)
     solver.initialize()
@@ -149,7 +149,7 @@ def test_compiler_options_reach_xla_and_the_store_key(tmp_path, monkeypatch):
 
 def test_first_solve_counts_each_program_once_and_shares_honestly():
     clear_shared_programs()
-    overrides = {"mesh.number_of_nodes": 10, "solver.end_time": 1.0}
+    overrides = {"mesh.number_of_nodes": 12, "solver.end_time": 1.0}
     first = EntropySolver(load_config(EARTH, overrides=overrides)).initialize()
     second = EntropySolver(load_config(EARTH, overrides=overrides)).initialize()  # same static key
     assert second._pair is first._pair

@@ -25,7 +25,7 @@ PRIVATE = ("_pair", "_inputs", "_options", "_build_pair")
 
 @pytest.fixture(scope="module")
 def solved():
-    params = load_config(INPUT / "earth.toml", overrides={"mesh.number_of_nodes": 8, "solver.end_time": 1.0})
+    params = load_config(INPUT / "earth.toml", overrides={"mesh.number_of_nodes": 12, "solver.end_time": 1.0})
     solver = EntropySolver(params)
     solver.initialize()
     solver.solve()
@@ -33,14 +33,14 @@ def solved():
 
 
 def test_accessors_before_reset_are_none():
-    solver = EntropySolver(load_config(INPUT / "earth.toml", overrides={"mesh.number_of_nodes": 8}))
+    solver = EntropySolver(load_config(INPUT / "earth.toml", overrides={"mesh.number_of_nodes": 12}))
     assert solver.programs is None and solver.inputs is None and solver.options is None
 
 
 def test_accessors_are_the_solver_state_and_read_only(solved):
     assert solved.programs is solved._pair and isinstance(solved.programs, JitPair)
     assert solved.inputs is solved._inputs and solved.options is solved._options
-    assert int(solved.inputs.mesh.number_of_cells) == solved.n_cells == 7
+    assert int(solved.inputs.mesh.number_of_cells) == solved.n_cells == 11
     for name in ("programs", "inputs", "options"):
         prop = getattr(EntropySolver, name)
         assert isinstance(prop, property) and prop.fset is None and prop.__doc__
@@ -148,12 +148,12 @@ def test_entropy_outside_the_tables_is_refused(solved, tmp_path, caplog):
     assert (lo, hi) == (0.0, 3700.0)  # the bundled tables' S axes
     before = solved.get_state().S_final.copy()
     for value in (-100.0, 1e9):
-        with pytest.raises(ConfigError, match=r"set_initial_entropy\): cells 0-6 of 7 have S = .*outside the "
+        with pytest.raises(ConfigError, match=r"set_initial_entropy\): cells 0-10 of 11 have S = .*outside the "
                                               r"EOS tables' entropy range \[0, 3700\] J/kg/K"):
             solved.set_initial_entropy(value)
     S = before.copy()
     S[[2, 3, 5]] = 5000.0
-    with pytest.raises(ConfigError, match=r"cells 2-3, 5 of 7 have S = 5000\.\.5000 J/kg/K"):
+    with pytest.raises(ConfigError, match=r"cells 2-3, 5 of 11 have S = 5000\.\.5000 J/kg/K"):
         solved.set_initial_entropy(S)
     np.testing.assert_array_equal(solved.get_state().S_final, before)
     profile = tmp_path / "S.txt"
@@ -164,7 +164,7 @@ def test_entropy_outside_the_tables_is_refused(solved, tmp_path, caplog):
     with pytest.raises(ConfigError, match=r"initial_condition = 2\): cells 0-6 of 7 have S = 4000"):
         bad.initialize()
     # a state at the edge is accepted; one pushed out during a solve is reported once
-    solved.set_initial_entropy(np.full(7, hi))
+    solved.set_initial_entropy(np.full(11, hi))
     with caplog.at_level(logging.WARNING, logger="aragog.solver"):
         solved._warn_left_tables(np.array([0.0, 1.0]), np.array([solved._y0(), solved._y0() * 1.01]))
     assert sum("left the EOS tables' range [0, 3700]" in r.getMessage() for r in caplog.records) == 1
