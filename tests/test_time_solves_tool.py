@@ -78,9 +78,9 @@ def test_stages_write_what_they_measure(tool, tmp_path, capsys):
     assert abs(en["last_closure_rel"]) < 1e-4
 
 
-def test_bare_calls_without_the_private_name(tool, monkeypatch):
-    """The one private import: where it has moved, the callback figures stay and the bare
-    ones give way to one line saying so."""
+def test_bare_calls_where_the_bound_programs_have_none(tool, monkeypatch):
+    """Bound programs without ``bare_executables`` (the blocks' have none): the callback
+    figures stay and the bare ones give way to one line saying so."""
     from aragog import EntropySolver
 
     solver = EntropySolver(tool.params_for(CONFIG, 8))
@@ -93,13 +93,13 @@ def test_bare_calls_without_the_private_name(tool, monkeypatch):
     assert "bare_error" not in real, real.get("bare_error")
     assert all(real[k] > 0 for k in ("rhs_bare_us", "jac_bare_us", "diagnostics_bare_us", "rhs_callback_us"))
 
-    def moved(bound, names):
-        raise tool.StageUnavailable("bare calls not measured: aragog.solver._shared_programs.bare_executables moved")
+    def missing(bound, names):
+        raise tool.StageUnavailable("bare calls not measured: BoundPair.bare_executables is missing")
 
-    monkeypatch.setattr(tool, "bare_programs", moved)
+    monkeypatch.setattr(tool, "bare_programs", missing)
     row = tool.call_costs(bound, y, 20)
     assert row["rhs_callback_us"] > 0 and row["jac_callback_us"] > 0
-    assert "rhs_bare_us" not in row and "moved" in row["bare_error"] and "\n" not in row["bare_error"]
+    assert "rhs_bare_us" not in row and "missing" in row["bare_error"] and "\n" not in row["bare_error"]
 
 
 def test_a_failing_stage_fails_alone(tool, tmp_path, capsys):

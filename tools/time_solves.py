@@ -210,13 +210,10 @@ def bare_programs(bound, names) -> tuple[dict, tuple]:
     """``(executables, inputs)``: ``executables[name](t, y, *inputs)`` calls compiled program
     ``name`` of a bound JitPair with its packed device inputs, no checks, no counters."""
     try:
-        # private: a bare call needs the pair's packed, device-resident inputs; no public name hands them out
-        from aragog.solver._shared_programs import bare_executables
-
-        return bare_executables(bound, names)
-    except (ImportError, AttributeError) as exc:
-        raise StageUnavailable(f"bare calls not measured: aragog.solver._shared_programs.bare_executables "
-                               f"moved or changed ({type(exc).__name__}: {exc})") from exc
+        return bound.bare_executables(names)
+    except AttributeError as exc:
+        raise StageUnavailable(f"bare calls not measured: {type(bound).__name__}.bare_executables "
+                               f"is missing ({exc})") from exc
 
 
 def call_costs(bound, y: np.ndarray, calls: int, diagnostics: bool = True) -> dict:

@@ -177,6 +177,18 @@ class BlockPrograms:
     def bind(self, inputs, call_stats=None) -> "BoundBlocks":
         return BoundBlocks(self, inputs, call_stats)
 
+    def start(self, background: tuple[str, ...] = ()) -> None:
+        """Nothing to start: each block and glue program compiles (or loads from the store)
+        at its first call, and the blocks are shared by every schedule."""
+
+    def wait_background(self) -> None:
+        """No background compiles (see :meth:`start`)."""
+
+    def compiled_program(self, name: str):
+        """``None``: the blocks' programs are csdl regions (:meth:`blocks`), not one
+        executable per program."""
+        return None
+
     def band_from_colours(self, jac_c: np.ndarray) -> np.ndarray:
         """Band storage (ml + mu + 1, n) from the colour-compressed rows (c, n)."""
         return jac_c[self._band_colour, self._band_cols] * self._band_valid

@@ -10,15 +10,10 @@ from __future__ import annotations
 
 __all__ = ["compile_stats", "solver_stats", "log_new_compiles"]
 
-_COMPILE_KEYS = ("traces", "compiles", "loads", "trace_seconds", "compile_seconds", "source")
-
-
 def compile_stats(programs) -> dict:
     """``{program: {traces, compiles, loads, trace_seconds, compile_seconds, source}}``
     of a JitPair or a BlockPrograms (no call counters: those are per solver)."""
-    if hasattr(programs, "compile_stats"):
-        return programs.compile_stats()
-    return {name: {k: s[k] for k in _COMPILE_KEYS} for name, s in programs.stats.items()}
+    return programs.compile_stats()
 
 
 def solver_stats(pair, baseline: dict | None, calls: dict, initial) -> dict:

@@ -32,7 +32,7 @@ from aragog.solver._compile_stats import compile_stats, log_new_compiles, solver
 from aragog.solver._persistent_cache import configure_compilation_cache, programs_in_cache
 from aragog.solver._shared_programs import block_programs, shared_programs, store_key
 from aragog.solver._jitpair import JitPair, ProgramStats
-from aragog.solver._programs import fused_programs, start_compiles
+from aragog.solver._programs import fused_programs
 from aragog.solver._output import SolverOutput
 from aragog.solver._problems import NoJacobian, ProgressProbe, SolveProgress, WallClockLimit
 from aragog.solver._history import run_history
@@ -163,10 +163,10 @@ class EntropySolver:
                 logger.info("static inputs changed: using new compiled programs")
             builder = fused_programs if mode == "fused" else block_programs
             self._pair, reused = shared_programs(key, lambda: builder(options, inputs, store=store_key(key)))
-            if reused and hasattr(self._pair, "wait_background"):
+            if reused:
                 self._pair.wait_background()  # its compiles are the first solver's, not ours
-            elif isinstance(self._pair, JitPair):
-                start_compiles(self._pair, self._background_programs)
+            else:
+                self._pair.start(self._background_programs)
             self._baseline = compile_stats(self._pair) if reused else None
             self._logged = {}
             if reused:

@@ -48,12 +48,11 @@ import numpy as np
 from aragog._jax import in_float64, jax, jnp
 from aragog.csdl._compiling import compile_lowered, lower, store_lookup, store_save
 from aragog.csdl._executable_store import store_has
-from aragog.solver._bound import BoundPair
 from aragog.solver._jacobian import banded_jacobian, dense_jacobian
 from aragog.solver._packing import PackLayout
 from aragog.solver._program_stats import ProgramStats
 
-__all__ = ["JitPair", "BoundPair", "ProgramStats"]  # re-exported from aragog.solver._bound / .program_stats
+__all__ = ["JitPair", "BoundPair", "ProgramStats"]  # ProgramStats re-exported from aragog.solver._program_stats
 
 logger = logging.getLogger("aragog.solver._jitpair")
 
@@ -315,6 +314,25 @@ class JitPair:
         thread.start()
         return thread
 
+    def start(self, background: tuple[str, ...] = ("diagnostics",)) -> None:
+        """Compile a new pair's programs, overlapping what can overlap on two cores.
+
+        XLA's compile releases the GIL (tracing and lowering do not). So the Jacobian, the
+        longest compile, is traced here and compiled in a thread while this one traces and
+        compiles the RHS; then, once the Jacobian is ready, the diagnostics are traced and
+        compiled in a thread that overlaps the integration (only get_state, the output and
+        the temperature step cap call them, and they wait for it). Started during the
+        Jacobian's compile instead, the diagnostics' compile slowed it down by more than it
+        saved (one XLA compile already uses more than one core at times). A Jacobian in the
+        persistent store is loaded in the thread (loading releases the GIL too) while this
+        one loads or compiles the RHS."""
+        if not self.stored("jac"):
+            self.prepare("jac")  # trace before the RHS's tracing competes for the GIL
+        self.compile_in_background("jac")
+        self.compile("rhs")
+        self.compile("jac")  # waits for the thread
+        self.compile_in_background(*background)
+
     def wait_background(self) -> None:
         """Wait for every compile started by :meth:`compile_in_background`."""
         for thread in self._background:
@@ -424,6 +442,24 @@ class JitPair:
         'calls', 'call_seconds'}}``."""
         return {key: prog.stats.as_dict() for key, prog in self._programs.items()}
 
+    def compile_stats(self) -> dict:
+        """``{program: {traces, compiles, loads, trace_seconds, compile_seconds, source}}``
+        (no call counters: those are per solver)."""
+        keys = ("traces", "compiles", "loads", "trace_seconds", "compile_seconds", "source")
+        return {name: {k: s[k] for k in keys} for name, s in self.stats.items()}
+
+    def blocks(self) -> dict:
+        """No separately compiled blocks in a fused pair: ``{}``."""
+        return {}
+
+    def compiled_program(self, name: str):
+        """``(executable, XLA options)`` of program ``name`` as compiled so far (compiles
+        nothing), or ``None``: not compiled yet, or no such program."""
+        prog = self._programs.get(name)
+        if prog is None or prog.compiled is None:
+            return None
+        return prog.compiled, dict(prog.options)
+
     def reset_call_counters(self) -> None:
         """Zero ``calls`` and ``call_seconds`` of every program (trace/compile counts stay)."""
         for prog in self._programs.values():
@@ -436,3 +472,108 @@ class JitPair:
             f"jacobian={self.jacobian!r}, programs={list(self._programs)})"
         )
 
+
+class BoundPair:
+    """A :class:`JitPair` with one ``args`` bound: the integrator's callback object.
+
+    Attributes ``n``, ``ml``, ``mu``, ``jac_layout`` and the methods ``rhs_into``,
+    ``jac_into`` make it an :class:`aragog.solver.backends.OdeProblem`.
+
+    ``rhs_into(t, y, out)`` writes ``dy/dt`` into ``out`` (float64 ``(n,)``), ``jac_into(t, y,
+    out)`` writes the Jacobian (band storage ``(ml + mu + 1, n)`` or dense ``(n, n)``, as
+    ``jac_layout`` says). Both count calls and seconds in the pair's ``stats``. Exceptions of
+    the compiled call propagate (the integrator adapters turn them into recoverable errors).
+    """
+
+    @in_float64
+    def __init__(self, pair: Any, args: Any, call_stats: Mapping[str, ProgramStats] | None = None):
+        # pair: the JitPair that owns the executables
+        self.pair = pair
+        self._call_stats = call_stats
+        self.n = pair.n
+        self.ml = pair.ml
+        self.mu = pair.mu
+        self.jac_layout = pair.jac_layout
+        inputs = pair._layout.pack(pair.flatten_args(args))
+        # Device-resident, packed inputs: no host->device transfer of args per call.
+        self._inputs = tuple(jax.device_put(x) for x in inputs)
+        self.rhs_into = self._make_into("rhs")
+        self.jac_into = self._make_into("jac")
+
+    def _make_into(self, key: str) -> Callable[[float, np.ndarray, np.ndarray], None]:
+        prog = self.pair._program(key)
+        compiled = prog.compiled
+        stats = self._stats(key)
+        inputs = self._inputs
+        clock = time.perf_counter
+        copyto = np.copyto
+
+        def into(t, y, out):
+            t0 = clock()
+            copyto(out, compiled(float(t), y, *inputs))
+            stats.calls += 1
+            stats.call_seconds += clock() - t0
+
+        into.__name__ = f"{key}_into"
+        return into
+
+    @in_float64
+    def call(self, name: str, t: float, y: np.ndarray) -> Any:
+        """Evaluate program ``name`` with the bound args; NumPy arrays (same pytree)."""
+        prog = self.pair._program(name)
+        t0 = time.perf_counter()
+        out = prog.compiled(float(t), np.asarray(y, dtype=np.float64), *self._inputs)
+        out = jax.tree_util.tree_map(np.array, out)
+        stats = self._stats(name)
+        stats.calls += 1
+        stats.call_seconds += time.perf_counter() - t0
+        return out
+
+    def _stats(self, name: str) -> ProgramStats:
+        if self._call_stats is None:
+            return self.pair._programs[name].stats
+        stats = self._call_stats.get(name)
+        if stats is None:  # the solver's own counters of a program it had not called yet
+            stats = self._call_stats[name] = ProgramStats()
+        return stats
+
+    @in_float64
+    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        out = np.empty(self.n)
+        self.rhs_into(t, y, out)
+        return out
+
+    @in_float64
+    def jac(self, t: float, y: np.ndarray) -> np.ndarray:
+        shape = (self.ml + self.mu + 1, self.n) if self.jac_layout == "band" else (self.n, self.n)
+        out = np.empty(shape)
+        self.jac_into(t, y, out)
+        return out
+
+    @in_float64
+    def scalar_fn(self, name: str) -> Callable[[float, np.ndarray], float]:
+        """``g(t, y) -> float`` from a scalar-valued program (e.g. an event function)."""
+        prog = self.pair._program(name)
+        compiled = prog.compiled
+        stats = self._stats(name)
+        inputs = self._inputs
+        clock = time.perf_counter
+
+        def g(t, y):
+            t0 = clock()
+            value = float(compiled(float(t), y, *inputs))
+            stats.calls += 1
+            stats.call_seconds += clock() - t0
+            return value
+
+        g.__name__ = name
+        return g
+
+    def bare_executables(self, names) -> tuple[dict, tuple]:
+        """``(executables, inputs)``: ``executables[name](t, y, *inputs)`` calls program
+        ``name`` (compiled now if needed) with the bound, packed device inputs and no checks
+        or counters (benchmarks' "bare" call costs, against ``rhs_into`` / ``jac_into``)."""
+        return {name: self.pair._program(name).compiled for name in names}, self._inputs
+
+    def __repr__(self) -> str:
+        return f"BoundPair({self.pair!r})"

@@ -1,4 +1,4 @@
-"""Wrappers of the integrator's problem (:class:`~aragog.solver._bound.BoundPair`) that
+"""Wrappers of the integrator's problem (:class:`~aragog.solver._jitpair.BoundPair`) that
 :meth:`EntropySolver.solve <aragog.solver._entropy_solver.EntropySolver.solve>` applies:
 no analytic Jacobian (``solver.jacobian = "fd"``), a wall-clock limit
 (``solver.wall_time_limit``), and progress reports (``solve(progress=...)``)."""

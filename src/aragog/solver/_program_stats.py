@@ -1,6 +1,6 @@
 """The counters of one compiled program (:class:`ProgramStats`), shared by the program
 owner (:mod:`aragog.solver._jitpair`) and the integrator's callback object
-(:mod:`aragog.solver._bound`)."""
+(:class:`aragog.solver._jitpair.BoundPair`)."""
 
 from __future__ import annotations
 

@@ -3,21 +3,22 @@
 :func:`fused_programs` builds the :class:`~aragog.solver._jitpair.JitPair` of one static
 configuration: "rhs", its banded Jacobian "jac", "diagnostics" (get_state, the output),
 "melt_fraction" (the phase step cap's event) and "powers" (the energy budget's seven powers
-per state, :func:`aragog.solver._budget.power_columns`). :func:`start_compiles` compiles a
-new pair's programs in the order that overlaps best on two cores. (compile_mode "blocks"
-is :mod:`aragog.solver._blocks`.)
+per state, :func:`aragog.solver._budget.power_columns`). :class:`Programs` is what the solver
+asks of its programs in either compile mode (compile_mode "blocks" is
+:mod:`aragog.solver._blocks`).
 """
 
 from __future__ import annotations
 
 import functools
+from typing import Protocol
 
 from aragog import physics
 from aragog._jax import jnp
 from aragog.solver._budget import power_columns
 from aragog.solver._jitpair import JitPair
 
-__all__ = ["COMPILER_OPTIONS", "fused_programs", "start_compiles"]
+__all__ = ["COMPILER_OPTIONS", "Programs", "fused_programs"]
 
 
 #: XLA options per program of the fused mode (passed to jax.stages.Lowered.compile; the
@@ -43,7 +44,7 @@ COMPILER_OPTIONS: dict[str, dict] = {name: {"xla_cpu_use_fusion_emitters": False
 
 def fused_programs(options, inputs, jacobian: str = "banded", store: str | None = None) -> JitPair:
     """Compiled programs for ``options`` and inputs shaped like ``inputs`` (compiled at first
-    use, or by :func:`start_compiles`). ``jacobian``: "banded" (colored forward-mode
+    use, or by :meth:`JitPair.start`). ``jacobian``: "banded" (colored forward-mode
     products, CVODE's band solver; the default) or "dense" (jacfwd; kept for comparison in
     tools/time_solves.py, stage first-solve). With ``solver.jacobian = "fd"`` the Jacobian program is never
     called. ``store``: the persistent-store key of the static configuration."""
@@ -58,24 +59,43 @@ def fused_programs(options, inputs, jacobian: str = "banded", store: str | None 
                    extra=extra, lazy=True, store_key=store, compiler_options=COMPILER_OPTIONS)
 
 
-def start_compiles(pair: JitPair, background=("diagnostics",)) -> None:
-    """Compile a new fused pair's programs, overlapping what can overlap on two cores.
+class Programs(Protocol):
+    """What the solver asks of its compiled programs, whichever the compile mode: a fused
+    :class:`~aragog.solver._jitpair.JitPair` or the blocks'
+    :class:`~aragog.solver._blocks.BlockPrograms` (both satisfy it; nothing tells them
+    apart by type).
 
-    XLA's compile releases the GIL (tracing and lowering do not). So the Jacobian, the
-    longest compile, is traced here and compiled in a thread while this one traces and
-    compiles the RHS; then, once the Jacobian is ready, the diagnostics are traced and
-    compiled in a thread that overlaps the integration (only get_state, the output and
-    the temperature step cap call them, and they wait for it). Started during the
-    Jacobian's compile instead, the diagnostics' compile slowed it down by more than it
-    saved (one XLA compile already uses more than one core at times). A Jacobian in the
-    persistent store is loaded in the thread (loading releases the GIL too) while this
-    one loads or compiles the RHS."""
-    if not pair.stored("jac"):
-        pair.prepare("jac")  # trace before the RHS's tracing competes for the GIL
-    pair.compile_in_background("jac")
-    pair.compile("rhs")
-    pair.compile("jac")  # waits for the thread
-    pair.compile_in_background(*background)
+    Attributes ``n``, ``ml``, ``mu`` (state size and Jacobian bandwidths) and
+    ``jac_layout``; ``programs``: the program names.
+    """
+
+    n: int
+    ml: int
+    mu: int
+    jac_layout: str
+
+    @property
+    def programs(self) -> tuple[str, ...]: ...
+
+    def bind(self, inputs, call_stats=None):
+        """The integrator's callback object for ``inputs`` (an
+        :class:`aragog.solver.backends.OdeProblem`, with ``call``, ``scalar_fn``)."""
+
+    def start(self, background: tuple[str, ...]) -> None:
+        """Compile (or load) what a first solve needs, ``background`` overlapping it."""
+
+    def wait_background(self) -> None:
+        """Wait for the compiles :meth:`start` left running."""
+
+    def compile_stats(self) -> dict:
+        """``{program: {traces, compiles, loads, trace_seconds, compile_seconds, source}}``."""
+
+    def blocks(self) -> dict:
+        """``{name: region}`` of separately compiled blocks (empty for a fused pair)."""
+
+    def compiled_program(self, name: str):
+        """``(executable, XLA options)`` of program ``name`` as compiled so far, or ``None``."""
+
 
 
 # ---------------------------------------------------------------------- compiled bodies

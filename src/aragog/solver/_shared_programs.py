@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["shared_programs", "clear_shared_programs", "clear_caches", "store_key", "code_identity", "block_programs",
-           "compiled_program", "bare_executables"]
+           "compiled_program"]
 
 _CACHE: "OrderedDict[tuple, object]" = OrderedDict()
 _SIZE = 16
@@ -99,19 +99,8 @@ def store_key(key: tuple) -> str:
 
 
 def compiled_program(programs, name: str):
-    """``(executable, XLA options)`` of program ``name`` of a fused JitPair as compiled so
-    far (compiles nothing), or ``None``: not compiled yet, no such program, or
-    ``programs`` is not a JitPair (compile_mode "blocks"). For benchmarks and profiles
-    (kernel counts of the executable)."""
-    prog = getattr(programs, "_programs", {}).get(name)
-    if prog is None or prog.compiled is None:
-        return None
-    return prog.compiled, dict(prog.options)
-
-
-def bare_executables(bound, names) -> tuple[dict, tuple]:
-    """``(executables, inputs)`` of a JitPair's bound programs (``pair.bind(...)``):
-    ``executables[name](t, y, *inputs)`` calls program ``name`` (compiled now if needed)
-    with the bound, packed device inputs and no checks or counters (benchmarks' "bare" call
-    costs, against the callbacks ``bound.rhs_into`` / ``jac_into``)."""
-    return {name: bound.pair._program(name).compiled for name in names}, bound._inputs
+    """``(executable, XLA options)`` of program ``name`` as compiled so far (compiles
+    nothing), or ``None``: not compiled yet, no such program, or compile_mode "blocks"
+    (whose programs are regions). For benchmarks and profiles (kernel counts of the
+    executable)."""
+    return programs.compiled_program(name)
