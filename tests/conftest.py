@@ -18,6 +18,17 @@ import pytest
 os.environ["ARAGOG_JAX_CACHE_DIR"] = "none"
 os.environ.pop("JAX_COMPILATION_CACHE_DIR", None)
 
+# Compiling is most of the suite's time. The suite, as the caller, compiles every program
+# with XLA:CPU's older elemental fusion emitters, as aragog compiles its own right-hand
+# side, Jacobian, diagnostics and energy-budget programs (aragog.solver._programs.
+# COMPILER_OPTIONS): 0.55-0.7 of the compile time, the same results to rounding. The tests'
+# own jax.jit of physics functions and the EOS models take most of the gain (180 -> 118 s
+# for test_physics, test_core_modes and the EOS model tests on 2 cores). Set before JAX's
+# CPU backend starts, so that the test workers and every subprocess inherit it.
+if "xla_cpu_use_fusion_emitters" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = " ".join(filter(None, [os.environ.get("XLA_FLAGS", ""),
+                                                     "--xla_cpu_use_fusion_emitters=false"]))
+
 REPO = Path(__file__).resolve().parents[1]
 INPUT = REPO / "input"
 # Third-party reference tables live beside the project, never inside it (shared/data/README.md).
