@@ -181,25 +181,20 @@ def probe_initial_state(params, mesh=None, eos_dir=None) -> ProbeResult:
     Raises:
         ConfigError: one line naming each non-finite term and its cells or nodes.
     """
-    from aragog import eos, structure
     from aragog._jax import jax
     from aragog.eos._host import NumpyEOS, entropy_of_temperature
-    from aragog.solver import _inputs as solver_inputs
+    from aragog.solver._derived import derive
     from aragog.solver._persistent_cache import configure_compilation_cache
 
     configure_compilation_cache(params.solver.jax_cache_dir, params.solver.jax_cache_max_mb)
-    mesh = mesh if mesh is not None else structure.mesh_from_params(params.mesh)
-    options = solver_inputs.physics_options(params)
-    eos_data = solver_inputs.load_tables(params, eos_dir)
-    if not isinstance(eos_data, eos.ConstantParams):
-        eos_data = eos_data.to_jax()
-    inputs = solver_inputs.physics_inputs(params, mesh, eos_data)
+    # the solver's own derivation: the same options, mesh, packed EOS data and static key
+    _, options, mesh, inputs, static_key = derive(params, eos_dir, mesh=mesh)
     S_file, T, P, how = _initial_entropy(params, mesh)
     n_cells = int(mesh.number_of_cells)
     if S_file is not None:
         S = np.asarray(S_file, dtype=np.float64)
     else:  # an isentrope: the solver's own inversion (EntropySolver.entropy_at)
-        host = NumpyEOS(eos_data, inputs.material.smooth_width, options.constant_properties)
+        host = NumpyEOS(jax.device_get(inputs.eos), inputs.material.smooth_width, options.constant_properties)
         S = np.full(n_cells, entropy_of_temperature(T, P, host))
         if not np.all(np.isfinite(S)):
             key = "basal_temperature" if params.initial_condition.initial_condition == 3 else "surface_temperature"
@@ -207,9 +202,8 @@ def probe_initial_state(params, mesh=None, eos_dir=None) -> ProbeResult:
                               f"(`initial_condition.{key}`)")
     t = float(params.solver.start_time)
     args = (S, t, inputs)
-    key = solver_inputs.static_key(options, inputs, eos_data)
     try:
-        rate = np.asarray(_run_once(_fast, args, options, key), dtype=np.float64)
+        rate = np.asarray(_run_once(_fast, args, options, static_key), dtype=np.float64)
     except ValueError as exc:  # the physics refusing these inputs (e.g. a mesh it cannot discretise)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(f"cannot evaluate the right-hand side at the initial state ({how}): {first}") from None
@@ -217,7 +211,7 @@ def probe_initial_state(params, mesh=None, eos_dir=None) -> ProbeResult:
         scale = float(inputs.scales.S)
         return ProbeResult(time=t, how=how, S_range=(float(S.min()), float(S.max())),
                            max_rate=float(np.max(np.abs(rate[-n_cells:]))) * scale)
-    diag = jax.tree_util.tree_map(np.asarray, _run_once(_detailed, args, options, key))
+    diag = jax.tree_util.tree_map(np.asarray, _run_once(_detailed, args, options, static_key))
     bad = nonfinite_terms(diag, rate) or ["dS/dt (the right-hand side)"]
     raise ConfigError(f"the right-hand side is not finite at the initial state (t = {t:g} yr, {how}): "
                       f"{'; '.join(bad)} (cells and nodes counted from the CMB)")

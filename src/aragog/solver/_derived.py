@@ -1,25 +1,66 @@
-"""What a solve of given parameters runs on, derived from them, with the two expensive
-parts cached per solver: the mesh (rebuilt when a ``[mesh]`` value or the structure
-file's content changes, 2-3 ms) and the EOS data (reloaded when the table source or the
-constant properties change)."""
+"""What a solve of given parameters runs on, derived from them: :func:`derive`, the one
+derivation that the solver, ``aragog validate``'s probe and the validation share. The
+two expensive parts can be cached (one :class:`DerivedInputs` per solver): the mesh
+(rebuilt when a ``[mesh]`` value or the structure file's content changes, 2-3 ms) and
+the EOS data (reloaded when the table source or the constant properties change)."""
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from aragog import eos, structure
 from aragog.eos._packed import packed_tables
 from aragog.solver import _inputs
+
+__all__ = ["Derived", "DerivedInputs", "derive"]
 
 #: the constant-property keys of ``[phase_mixed]`` that select the EOS data
 _CONSTANT_KEYS = ("const_rho", "const_Cp", "const_alpha", "const_cond", "const_log10visc", "const_T_ref",
                   "const_S_ref")
 
 
+class Derived(NamedTuple):
+    """What a solve of some parameters runs on.
+
+    Attributes:
+        mode: ``solver.compile_mode`` ("fused" or "blocks").
+        options: :class:`aragog.physics.PhysicsOptions` (static).
+        mesh: :class:`aragog.structure.MeshArrays`.
+        inputs: :class:`aragog.physics.PhysicsInputs` (traced; the EOS as packed tables or
+            constant properties).
+        key: the static key, ``(mode, static_key)``: it selects the compiled programs.
+    """
+
+    mode: str
+    options: Any
+    mesh: Any
+    inputs: Any
+    key: tuple
+
+
+def derive(params, eos_dir=None, *, mesh=None, cache: DerivedInputs | None = None) -> Derived:
+    """Everything a solve of validated ``params`` runs on (:class:`Derived`).
+
+    Args:
+        params: validated :class:`aragog.config.Parameters`.
+        eos_dir: an EOS table directory overriding ``params.eos.dir`` (``--eos-dir``).
+        mesh: the mesh of ``params.mesh`` if already built (else built here).
+        cache: a :class:`DerivedInputs` that keeps the mesh and EOS data between calls.
+    """
+    cache = DerivedInputs() if cache is None else cache
+    mode = params.solver.compile_mode
+    options = _inputs.physics_options(params)
+    mesh = cache.mesh(params) if mesh is None else mesh
+    eos_data = cache.eos(params, eos_dir)
+    inputs = _inputs.physics_inputs(params, mesh, eos_data)
+    return Derived(mode, options, mesh, inputs, (mode, _inputs.static_key(options, inputs, eos_data)))
+
+
 class DerivedInputs:
-    """The mesh and EOS data of the last parameters seen (one of each is kept), and
-    :meth:`derive`, everything a solve needs from validated parameters."""
+    """The mesh and EOS data of the last parameters seen (one of each is kept): the cache
+    of :func:`derive`."""
 
     def __init__(self):
         self._mesh: tuple | None = None  # (key, MeshArrays)
@@ -50,13 +91,3 @@ class DerivedInputs:
                 data = packed_tables(data).to_jax()
             self._eos = (key, data)
         return self._eos[1]
-
-    def derive(self, params, eos_dir=None) -> tuple:
-        """``(compile mode, PhysicsOptions, MeshArrays, PhysicsInputs, static key)`` of
-        validated ``params``; the static key selects the compiled programs."""
-        mode = params.solver.compile_mode
-        options = _inputs.physics_options(params)
-        mesh = self.mesh(params)
-        eos_data = self.eos(params, eos_dir)
-        inputs = _inputs.physics_inputs(params, mesh, eos_data)
-        return mode, options, mesh, inputs, (mode, _inputs.static_key(options, inputs, eos_data))

@@ -25,7 +25,7 @@ from aragog.eos._host import entropy_of_temperature
 from aragog.errors import AragogError, ConfigError, format_indices
 from aragog.solver.backends import METHODS, integrate
 from aragog.solver._budget import EnergyBook, needs_step_trace
-from aragog.solver._derived import DerivedInputs
+from aragog.solver._derived import Derived, DerivedInputs, derive
 from aragog.solver._output_times import output_times
 from aragog.solver._tolerances import absolute_tolerances
 from aragog.solver._compile_stats import compile_stats, log_new_compiles, solver_stats
@@ -182,9 +182,9 @@ class EntropySolver:
         self._bound = self._pair.bind(inputs, self._calls)  # inputs packed and on the device once per reset
         return self
 
-    def _derive(self, params) -> tuple:
-        """(compile mode, options, mesh, inputs, static key) of validated ``params``."""
-        return self._derived.derive(params, self.eos_dir)
+    def _derive(self, params) -> Derived:
+        """What a solve of validated ``params`` runs on (mesh and EOS data cached)."""
+        return derive(params, self.eos_dir, cache=self._derived)
 
     @in_float64
     def program_key(self, params=None) -> str:
