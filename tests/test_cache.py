@@ -229,7 +229,7 @@ def _size(compiled) -> int:
 
 
 def test_executable_store_evicts_least_recently_used(tmp_path, caplog):
-    from aragog.csdl._executable_store import ExecutableStore
+    from aragog._executable_store import ExecutableStore
 
     progs = {name: _compiled(k) for name, k in (("a", 2.0), ("b", 3.0), ("c", 4.0))}
     sizes = {name: _size(c) for name, c in progs.items()}
@@ -250,7 +250,7 @@ def test_executable_store_evicts_least_recently_used(tmp_path, caplog):
 
 
 def test_executable_store_cap_edge_cases(tmp_path):
-    from aragog.csdl._executable_store import ExecutableStore
+    from aragog._executable_store import ExecutableStore
 
     prog = _compiled(5.0)
     tiny = ExecutableStore(tmp_path / "tiny", max_bytes=_size(prog) - 1)
@@ -410,7 +410,7 @@ def test_users_jax_settings_are_left_as_they_are(tmp_path):
 # process traced and compiled (aot_compile calls) and the probe's summary.
 PROBE = r"""
 import json, sys
-from aragog.csdl import _compiling
+from aragog import _compiling
 calls = []
 original = _compiling.aot_compile
 def counted(*args, **kwargs):

@@ -4,7 +4,7 @@ Every test here races real processes ("spawn" context, started together behind a
 ``multiprocessing.Barrier``), never threads: the property under test is what several
 interpreters see through the file system. What is raced:
 
-- aragog's :class:`~aragog.csdl._executable_store.ExecutableStore` (temporary file + ``os.replace``
+- aragog's :class:`~aragog._executable_store.ExecutableStore` (temporary file + ``os.replace``
   in the same directory, so a reader gets one writer's whole entry or none);
 - whole solvers on one ``solver.jax_cache_dir`` (aragog's store) and one bundled-EOS cache (``XDG_CACHE_HOME``), then a later process that must
   load every program without tracing;
@@ -127,7 +127,7 @@ def _fake_serializer():
 
 
 def _store_worker(index, barrier, directory, role, keys, n_iter, max_bytes, writers_done, n_writers):
-    import aragog.csdl._executable_store as executable_store
+    import aragog._executable_store as executable_store
 
     executable_store.serialize_executable = _fake_serializer()
     store = executable_store.ExecutableStore(directory, max_bytes)
@@ -319,7 +319,7 @@ def test_corrupt_store_entry_is_a_miss_recompiled_and_replaced(tmp_path, monkeyp
     import jax
     import jax.numpy as jnp
 
-    from aragog.csdl import _compiling as compiling, _executable_store as executable_store
+    from aragog import _compiling as compiling, _executable_store as executable_store
 
     store = executable_store.ExecutableStore(tmp_path / "store")
     monkeypatch.setattr(executable_store, "_store", [store])

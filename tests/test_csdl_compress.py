@@ -197,6 +197,10 @@ def test_separate_block_compiles_once_inline_and_in_simulator():
     np.testing.assert_allclose(py[y], np.sum(layers_jax(np.array([0.5, 0.1]), 2)), rtol=RTOL)
 
 
+#: what csdl may import from the rest of aragog: the compile service, which imports only JAX
+COMPILE_SERVICE = ("._compiling", "._executable_store")
+
+
 def test_csdl_imports_nothing_else_from_aragog():
     import pathlib
     import re
@@ -205,7 +209,11 @@ def test_csdl_imports_nothing_else_from_aragog():
     for path in root.rglob("*.py"):
         pattern = r"^\s*(?:from|import)\s+aragog(\.\w+)?(?:\s+import\s+(\w+))?"
         for m in re.finditer(pattern, path.read_text(), re.M):
-            assert ".csdl" in (m.group(1), "." + str(m.group(2))), f"{path}: {m.group(0)!r}"
+            names = (m.group(1), "." + str(m.group(2)))
+            assert ".csdl" in names or any(n in COMPILE_SERVICE for n in names), f"{path}: {m.group(0)!r}"
+    for path in (root.parent / "_compiling.py", root.parent / "_executable_store.py"):
+        assert not re.search(r"^\s*(?:from|import)\s+aragog\.(?!_compiling|_executable_store)", path.read_text(),
+                             re.M), f"{path} imports more than JAX and the compile service"
 
 
 def test_jit_kwargs_are_used_and_inherited_by_derivatives():

@@ -10,7 +10,7 @@ import pytest
 
 from aragog import EntropySolver, load_config, physics
 from aragog._jax import jax, jnp
-from aragog.csdl import _compiling as compiling, _executable_store as executable_store
+from aragog import _compiling as compiling, _executable_store as executable_store
 from aragog.errors import AragogError
 from aragog.physics._boundary import INVERSION_GRID
 from aragog.physics._heat_content import EnthalpyEOS

@@ -6,7 +6,7 @@ target untouched and no temporary file behind.
 
 This module imports nothing from aragog but :mod:`aragog.errors`, so every layer can use
 it (:mod:`aragog.eos._spider_format`, :mod:`aragog.io`, :mod:`aragog.grid`, the CLI);
-:mod:`aragog.io._atomic` re-exports it. (:mod:`aragog.csdl._executable_store` keeps its own few
+:mod:`aragog.io._atomic` re-exports it. (:mod:`aragog._executable_store` keeps its own few
 lines: that package imports nothing from aragog.)
 """
 

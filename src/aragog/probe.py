@@ -149,7 +149,7 @@ def _run_once(fn, args, options, static_key):
     without tracing, as the solver's are), else it is compiled and stored."""
     from aragog._jax import jax
     # private: the keyed compile of the solver's programs (the persistent store's lookup first)
-    from aragog.csdl._compiling import compile_keyed
+    from aragog._compiling import compile_keyed
     from aragog.solver._shared_programs import shared_programs, store_key
 
     shapes = tuple((getattr(a, "shape", ()), str(getattr(a, "dtype", type(a).__name__)))

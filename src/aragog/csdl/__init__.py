@@ -15,15 +15,17 @@ Modules: ``recorder`` (Recorder), ``variable`` (Variable, Constant), ``operation
 elementwise, shape, linalg, jaxfn = record a JAX function, custom = NumPy user ops,
 implicit = Newton-solved states with implicit-function-theorem derivatives,
 loop = a scan recorded as one operation), ``derivative`` (recorded reverse mode),
-``simulators`` (PySimulator, JaxSimulator), ``schedule`` (BlockSimulator), ``compiling``
-(ahead-of-time compiles with counters), ``executable_store`` (the on-disk store of
-serialized executables that keyed compiles load from), ``region`` (a sub-graph as one jitted /
-host-callback function, and graph_function), ``share`` (structural signatures of
-regions, for sharing compiled functions) and ``compress``.
+``simulators`` (PySimulator, JaxSimulator), ``schedule`` (BlockSimulator), ``region`` (a
+sub-graph as one jitted / host-callback function, and graph_function), ``share``
+(structural signatures of regions, for sharing compiled functions) and ``compress``.
+Regions and schedules compile through aragog's compile service, which the solver's fused
+programs use too: :mod:`aragog._compiling` (ahead-of-time compiles with counters) and
+:mod:`aragog._executable_store` (the on-disk store of serialized executables that keyed
+compiles load from); both import only JAX, and they are all csdl imports from aragog.
 
 The modules form layers, each importing only lower ones (tests/test_imports.py checks
-it, no cycle either): recorder, variable, executable_store → compiling → operation → operations →
-derivative → region, share → compress → simulators, schedule. ``variable`` imports
+it, no cycle either): recorder, variable → operation → operations → derivative → region,
+share → compress → simulators, schedule. ``variable`` imports
 nothing of csdl: ``operations`` attaches Variable's operators when it is imported,
 which this package does.
 

@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import SingleDeviceSharding
 
-from aragog.csdl._compiling import compile_keyed
+from aragog._compiling import compile_keyed
 from aragog.csdl._derivative import vjp_pass
 from aragog.csdl._operation import ancestors, evaluate_nodes, lookup
 from aragog.csdl.operations._elementwise import add

@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from aragog.csdl._compiling import compile_keyed
+from aragog._compiling import compile_keyed
 from aragog.csdl._compress import JaxCompressedOperation
 from aragog.csdl._derivative import VmappedJacobianOperation
 from aragog.csdl._operation import ancestors, evaluate_nodes, leaf_value
@@ -161,7 +161,7 @@ class Schedule:
     docstring). ``schedule(*arrays)`` takes one array per ``args`` Variable and returns
     a tuple of output arrays (device arrays). ``store_key``: a key that determines the
     whole graph (the caller's), so glue programs can be loaded from the active
-    :class:`~aragog.csdl._executable_store.ExecutableStore` without tracing."""
+    :class:`~aragog._executable_store.ExecutableStore` without tracing."""
 
     def __init__(self, args, outputs, label: str = "schedule", store_key: str | None = None, *,
                  nodes=None, batched=(), batch_size: int | None = None):

@@ -60,7 +60,7 @@ class BlockPrograms:
         n_state, ml, mu: state size and Jacobian bandwidths.
         store_key: a string that determines the whole graph (static key and code
             identity): blocks and glue programs are then looked up in the active
-            :class:`~aragog.csdl._executable_store.ExecutableStore` before tracing.
+            :class:`~aragog._executable_store.ExecutableStore` before tracing.
     """
 
     jac_layout = "band"

@@ -46,8 +46,8 @@ from typing import Any
 import numpy as np
 
 from aragog._jax import in_float64, jax, jnp
-from aragog.csdl._compiling import compile_lowered, lower, store_lookup, store_save
-from aragog.csdl._executable_store import store_has
+from aragog._compiling import compile_lowered, lower, store_lookup, store_save
+from aragog._executable_store import store_has
 from aragog.solver._jacobian import banded_jacobian, dense_jacobian
 from aragog.solver._packing import PackLayout
 from aragog.solver._program_stats import ProgramStats
@@ -98,7 +98,7 @@ class JitPair:
         name: prefix of the compiled programs' names (appears in XLA dumps and logs).
         store_key: a string that determines ``rhs_fn`` and the extras (the caller's static
             configuration and code identity). With it, each program is looked up in the
-            active :class:`~aragog.csdl._executable_store.ExecutableStore` (persistent cache
+            active :class:`~aragog._executable_store.ExecutableStore` (persistent cache
             directory) *before tracing*, and saved there after compiling.
         compiler_options: optional mapping ``program name -> {XLA option: value}`` passed
             to ``jax.stages.Lowered.compile`` for that program (others: XLA's defaults).
@@ -275,7 +275,7 @@ class JitPair:
 
     def stored(self, name: str, store=None) -> bool:
         """Whether program ``name`` is compiled already or has an entry in the active
-        persistent store, or in ``store`` (an :class:`aragog.csdl._executable_store.ExecutableStore`)
+        persistent store, or in ``store`` (an :class:`aragog._executable_store.ExecutableStore`)
         when given (then no tracing is needed to get it)."""
         prog = self._program(name, compile=False)
         return prog.compiled is not None or store_has(self._store_key(name), prog.options, store)

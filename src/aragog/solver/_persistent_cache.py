@@ -3,7 +3,7 @@
 Because tables, mesh and parameters are traced arguments, a compiled program depends only
 on the static key, so a second process with the same key loads it from the cache instead
 of compiling. The cache is aragog's executable store (``aragog-executables/`` in the
-directory; :class:`aragog.csdl._executable_store.ExecutableStore`): executables keyed on
+directory; :class:`aragog._executable_store.ExecutableStore`): executables keyed on
 the static configuration and loaded without tracing. aragog does not turn on JAX's own
 persistent cache, nor change any of its settings (docs/design.md, "No global side
 effects"); a directory shared with the user's JAX cache holds both. Programs shared within one
@@ -188,7 +188,7 @@ def configure_compilation_cache(directory: str | os.PathLike | None = None,
         logger.warning("compilation cache directory %s is not usable (%s): compiling without it",
                        path, problem)
         return None
-    from aragog.csdl._executable_store import set_executable_store
+    from aragog._executable_store import set_executable_store
 
     # Programs keyed by the static configuration, loaded in a later process without tracing.
     set_executable_store(path / EXECUTABLES, max_bytes=cap_bytes(max_mb))
@@ -289,7 +289,7 @@ def programs_in_cache(pair, names, configured_dir) -> bool:
     resolves to; reads no entry and activates nothing. ``False`` with the cache off or
     remote."""
     from aragog._jax import jax
-    from aragog.csdl._executable_store import ExecutableStore
+    from aragog._executable_store import ExecutableStore
 
     directory = resolve_cache_dir(configured_dir, jax_dir=jax.config.jax_compilation_cache_dir).directory
     if directory is None or "://" in directory:

@@ -10,7 +10,7 @@ and compiling again. The 16 most recently used entries are kept.
 This is the in-process cache (programs in memory). The persistent cache directory on
 disk, which a later process loads from, is :mod:`aragog.solver._persistent_cache`;
 aragog's layer of it, keyed on :func:`store_key`, is
-:class:`aragog.csdl._executable_store.ExecutableStore`. Counters of what each program
+:class:`aragog._executable_store.ExecutableStore`. Counters of what each program
 cost are in :mod:`aragog.solver._compile_stats`.
 """
 
@@ -93,7 +93,7 @@ def code_identity() -> str:
 def store_key(key: tuple) -> str:
     """A string that determines every program compiled for the static ``key`` (compile
     mode, options, table identity, input signature) with this version of the code; the
-    key of :class:`aragog.csdl._executable_store.ExecutableStore` entries (the store adds the
+    key of :class:`aragog._executable_store.ExecutableStore` entries (the store adds the
     JAX installation and device)."""
     return hashlib.sha256(repr(key).encode()).hexdigest() + "-" + code_identity()
 

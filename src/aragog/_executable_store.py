@@ -3,7 +3,7 @@
 :class:`ExecutableStore` keeps compiled executables (``jax.experimental.serialize_executable``)
 in a directory, one file per key, with a size cap (least recently used entries evicted
 first). :func:`set_executable_store` makes one the active store of the process, which
-:func:`aragog.csdl._compiling.compile_keyed` (and so a region or schedule with a
+:func:`aragog._compiling.compile_keyed` (and so a region or schedule with a
 ``store_key``) consults before tracing. The key of an entry is the caller's key plus the
 compiler options (:func:`options_key`) and the JAX installation and device
 (:func:`environment_key`).
@@ -186,6 +186,6 @@ def full_key(key: str, compiler_options) -> str:
 
 def store_has(key: str | None, compiler_options=None, store: "ExecutableStore | None" = None) -> bool:
     """Whether the active store (or ``store``) has an entry for ``key`` (as
-    :func:`aragog.csdl._compiling.store_lookup` finds it; it may still turn out unusable). Cheap: no read."""
+    :func:`aragog._compiling.store_lookup` finds it; it may still turn out unusable). Cheap: no read."""
     store = executable_store() if store is None else store
     return store is not None and key is not None and store._path(full_key(key, compiler_options)).is_file()

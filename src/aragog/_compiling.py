@@ -9,9 +9,9 @@ compilations running concurrently in several threads are attributed correctly.
 
 ``compiler_options`` (per program, e.g. ``{"xla_backend_optimization_level": 0}``) are
 passed to ``jax.stages.Lowered.compile``; they never touch the user's ``XLA_FLAGS`` and
-are part of the key of an :class:`~aragog.csdl._executable_store.ExecutableStore` entry
+are part of the key of an :class:`~aragog._executable_store.ExecutableStore` entry
 (JAX's own cache key includes them too). :func:`compile_keyed` looks a caller's key up in
-the active store (:mod:`aragog.csdl._executable_store`) before tracing, and saves a fresh
+the active store (:mod:`aragog._executable_store`) before tracing, and saves a fresh
 compilation there.
 """
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import jax
 
-from aragog.csdl._executable_store import full_key, executable_store, options_key
+from aragog._executable_store import full_key, executable_store, options_key
 
 logger = logging.getLogger("aragog")
 
@@ -96,7 +96,7 @@ def aot_compile(fn, specs, label: str = "", jit_kwargs=None, compiler_options=No
 def store_lookup(key: str | None, label: str = "", compiler_options=None):
     """``(executable, CompileRecord)`` from the active store for ``key`` (with
     ``compiler_options`` and the
-    :func:`~aragog.csdl._executable_store.environment_key`), or ``None`` (no store, no key,
+    :func:`~aragog._executable_store.environment_key`), or ``None`` (no store, no key,
     or no usable entry)."""
     store = executable_store()
     if store is None or key is None:
@@ -120,7 +120,7 @@ def store_save(key: str | None, compiled, record: CompileRecord, compiler_option
 
 def compile_keyed(fn, specs, label: str = "", jit_kwargs=None, key: str | None = None, compiler_options=None):
     """:func:`aot_compile`, but first look ``key`` (with ``compiler_options`` and the
-    :func:`~aragog.csdl._executable_store.environment_key`) up in the active store (no tracing at all on a hit: the
+    :func:`~aragog._executable_store.environment_key`) up in the active store (no tracing at all on a hit: the
     record says ``"disk"``), and save a fresh compilation there."""
     hit = store_lookup(key, label, compiler_options)
     if hit is not None:
