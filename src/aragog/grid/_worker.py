@@ -6,10 +6,13 @@ and returns the record. It never raises for a failing point (a config that no lo
 validates, a solver failure, a non-finite state, the wall-time limit): those become a
 ``"failed"`` record, so the grid goes on.
 
-Each worker process keeps its solvers per static key (:data:`_SOLVERS`): a point whose
-programs another point of this process already compiled or loaded reuses them — no
-trace, no compile — and only the first point of a key in a process looks in the shared
-persistent cache.
+Each point runs on a new solver. A point whose programs another point of this process
+already compiled or loaded reuses them — no trace, no compile — because the solver takes
+them from the process's shared programs (:func:`aragog.solver.clear_caches` empties
+them); only the first point of a key in a process looks in the shared persistent cache.
+What the point's programs cost is told by their counters: :data:`_ATTRIBUTED` keeps, per
+static key, the counters the last point of the key left, so the first point of a key
+owns the compiles of :func:`prepare_programs` and a later one reuses.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import math
 import os
 import socket
 import time
-from collections import OrderedDict
+import weakref
 from typing import Any
 
 import numpy as np
@@ -27,14 +30,12 @@ import numpy as np
 from aragog.errors import describe
 from aragog.grid._store import GridFolder, PointRecord
 
-__all__ = ["PointTask", "run_point", "prepare_programs", "MAX_SOLVERS"]
+__all__ = ["PointTask", "run_point", "prepare_programs"]
 
-#: Solvers kept per worker process (least recently used dropped first).
-MAX_SOLVERS = 8
-
-#: static-key digest -> [EntropySolver, its program counters after its last point], per
-#: worker process.
-_SOLVERS: "OrderedDict[str, Any]" = OrderedDict()
+#: static-key digest -> (the key's programs, as a weak reference; their cumulative
+#: counters when the last point of the key in this process ended): bookkeeping, not a
+#: cache (the programs themselves live in the process's shared programs).
+_ATTRIBUTED: dict[str, tuple[weakref.ref, dict]] = {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,24 +91,6 @@ def _tune_malloc() -> None:
         pass  # not glibc: nothing to undo
 
 
-def _solver_for(task: PointTask, params) -> list:
-    """``[solver, counters]``: this process's solver for the task's static key with
-    ``params`` set (a new one the first time the key is seen here), and its program
-    counters when its last point ended (``{}`` for a new solver, so the next point it runs
-    owns the compiles of :func:`prepare_programs`)."""
-    from aragog.solver import EntropySolver
-
-    entry = _SOLVERS.pop(task.static_key, None)
-    if entry is None:
-        entry = [EntropySolver(params), {}]
-    else:
-        entry[0].parameters = params
-    _SOLVERS[task.static_key] = entry
-    while len(_SOLVERS) > MAX_SOLVERS:
-        _SOLVERS.popitem(last=False)
-    return entry
-
-
 def prepare_programs(task: PointTask) -> dict[str, str]:
     """Compile (or load) every program of the task's static key in this worker and wait
     until all are in the shared persistent cache, so that the key's points, submitted
@@ -115,18 +98,28 @@ def prepare_programs(task: PointTask) -> dict[str, str]:
     Returns ``{program: source}`` ("compiled", "disk", "memory")."""
     from aragog.config import load_config
 
+    from aragog.solver import EntropySolver
+
     _tune_malloc()
-    solver, _ = _solver_for(task, load_config(task.base, overrides=task.overrides))
+    solver = EntropySolver(load_config(task.base, overrides=task.overrides))
     solver.initialize()
     solver.wait_for_programs()
     return {name: s["source"] for name, s in solver.jit_stats.items() if s["source"] != "none"}
 
 
-def _program_counts(solver) -> dict[str, tuple]:
-    """Cumulative (compiles, loads, seconds) per program of ``solver`` (deltas give a
-    point's; seconds: tracing + compiling or loading)."""
+def _program_counts(programs) -> dict[str, tuple]:
+    """Cumulative (compiles, loads, seconds) per program of a solver's ``programs``, over
+    every solver that used them (deltas give a point's; seconds: tracing + compiling or
+    loading)."""
     return {name: (s["compiles"], s["loads"], s["trace_seconds"] + s["compile_seconds"])
-            for name, s in solver.jit_stats.items()}
+            for name, s in programs.compile_stats().items()}
+
+
+def _counts_before(key: str, programs) -> dict[str, tuple]:
+    """The counters the last point of ``key`` in this process left on ``programs`` (``{}``:
+    the first point of the key here, or its programs were built anew since)."""
+    seen = _ATTRIBUTED.get(key)
+    return seen[1] if seen is not None and seen[0]() is programs else {}
 
 
 def _compile_sources(before: dict, after: dict, solver) -> dict[str, int]:
@@ -174,12 +167,12 @@ def run_point(task: PointTask) -> dict[str, Any]:
 def _run(task: PointTask, folder: GridFolder, record: PointRecord) -> None:
     from aragog.config import load_config
     from aragog.io import write_netcdf
+    from aragog.solver import EntropySolver
 
     t0 = time.perf_counter()
-    params = load_config(task.base, overrides=task.overrides)
-    entry = _solver_for(task, params)
-    solver, before = entry
+    solver = EntropySolver(load_config(task.base, overrides=task.overrides))
     solver.initialize()
+    before = _counts_before(task.static_key, solver.programs)
     record.setup_seconds = time.perf_counter() - t0
     solver.solve()
     state = solver.get_state()
@@ -195,7 +188,8 @@ def _run(task: PointTask, folder: GridFolder, record: PointRecord) -> None:
     written = write_netcdf(folder.netcdf(task.id), history)  # atomic: a record names a whole file
     record.output_seconds, record.write_seconds = t1 - t0, time.perf_counter() - t1
     record.file = written.name
-    after = entry[1] = _program_counts(solver)
+    after = _program_counts(solver.programs)
+    _ATTRIBUTED[task.static_key] = (weakref.ref(solver.programs), after)
     record.compile = _compile_sources(before, after, solver)
     record.compile_seconds = sum(v[2] - before.get(k, (0, 0, 0.0))[2] for k, v in after.items())
     if state.status < 0:
