@@ -259,7 +259,7 @@ PACKAGE = "aragog"
 #: interface, sits on top: it adapts the solver and the config.
 ROOM_LAYERS: list[set[str]] = [
     {"errors", "_jax", "_pytree", "_version", "_atomic", "integrator_names", "logs", "fields", "_environment",
-     "_executable_store", "_compiling"},
+     "_executable_store", "_compiling", "units"},
     {"_run_history"},
     {"config", "csdl"},
     {"eos", "structure"},

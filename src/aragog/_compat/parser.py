@@ -30,6 +30,7 @@ import numpy as np
 
 from aragog import config as _config
 from aragog.errors import ConfigError
+from aragog.units import PPM  # concentrations are given in ppm; Parameters stores mass fractions (upstream)
 
 __all__ = [
     "Parameters",
@@ -45,8 +46,6 @@ __all__ = [
 
 logger = logging.getLogger("aragog.parser")
 
-#: Concentrations are given in ppm; Parameters stores them as mass fractions (upstream).
-_PPM = 1.0e-6
 _CORE_BC = ("energy_balance", "quasi_steady", "gradient", "bower2018")
 
 _warned: set[str] = set()
@@ -287,7 +286,7 @@ class Parameters:
         for r in self.radionuclides:
             _check_radionuclide(r, float(self.solver.start_time), self.energy.radionuclides)
         for r in self.radionuclides:
-            r.concentration = r.concentration * _PPM
+            r.concentration = r.concentration * PPM
 
     @staticmethod
     def aragog_solver_class():
@@ -399,7 +398,7 @@ class Parameters:
                 **({k: float(getattr(pm, k)) for k in _CONST_KEYS} if pm.const_properties else {})),
             radionuclides=[_config.RadionuclideParams(
                 name=str(r.name), t0_years=float(r.t0_years), abundance=float(r.abundance),
-                concentration=float(r.concentration) / _PPM, heat_production=float(r.heat_production),
+                concentration=float(r.concentration) / PPM, heat_production=float(r.heat_production),
                 half_life_years=float(r.half_life_years)) for r in self.radionuclides],
             eos=_config.EOSParams(dir="" if eos_dir is None or pm.const_properties else str(eos_dir)),
         )
@@ -441,7 +440,7 @@ def _check_radionuclide(r: _Radionuclide, t_start: float, active: bool) -> None:
         raise ConfigError(f"radionuclide {r.name}: half_life_years must be > 0, got {r.half_life_years}")
     if min(r.heat_production, r.abundance, r.concentration) < 0.0:
         raise ConfigError(f"radionuclide {r.name}: heat_production, abundance and concentration must be >= 0")
-    amplitude = r.heat_production * r.abundance * r.concentration * _PPM
+    amplitude = r.heat_production * r.abundance * r.concentration * PPM
     exponent = math.log(2.0) * (r.t0_years - t_start) / r.half_life_years
     if amplitude != 0.0 and exponent + math.log(amplitude) > 709.0:
         raise ConfigError(f"radionuclide {r.name}: heating overflows at the start time {t_start} yr "

@@ -30,7 +30,7 @@ import numpy as np
 from aragog._compat.jax_records import NonDimScales
 from aragog._jax import in_float64
 from aragog.errors import AragogError
-from aragog.physics import SECONDS_PER_YEAR
+from aragog.units import SECONDS_PER_YEAR
 from aragog.solver._entropy_solver import EntropySolver, SolverStateError
 from aragog.solver._output import SolverOutput
 

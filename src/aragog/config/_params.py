@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from aragog.errors import ConfigError
+from aragog.units import PPM
 
 from ._checks import check_range, coerce_and_check, fmt
 from ._normalise import Overrides, apply_overrides, check_required, normalise, resolve_path, resolve_paths
@@ -423,8 +424,6 @@ class Parameters:
 
 #: Largest x with a finite exp(x) in float64.
 _LOG_MAX = math.log(sys.float_info.max)
-#: ppm -> mass fraction (radionuclide concentrations).
-PPM_FRACTION = 1.0e-6
 
 
 def _check_decay_factors(nuclides: list[RadionuclideParams], start_time: float) -> None:
@@ -439,7 +438,7 @@ def _check_decay_factors(nuclides: list[RadionuclideParams], start_time: float) 
         if amplitude == 0.0:
             continue
         x = math.log(2.0) * (nuclide.t0_years - start_time) / nuclide.half_life_years
-        if x > _LOG_MAX or math.log(amplitude) + math.log(PPM_FRACTION) + x > _LOG_MAX:
+        if x > _LOG_MAX or math.log(amplitude) + math.log(PPM) + x > _LOG_MAX:
             section = f"{RADIONUCLIDE_PREFIX}{nuclide.name}"
             raise ConfigError(
                 f"`[{section}]`: the heating is not finite at solver.start_time = {fmt(float(start_time))} yr: "

@@ -23,10 +23,10 @@ import math
 import numpy as np
 
 from aragog._jax import jnp
-from aragog.physics._inputs import SECONDS_PER_YEAR, HeatingParams
+from aragog.physics._inputs import HeatingParams
+from aragog.units import PPM, SECONDS_PER_YEAR
 
 __all__ = [
-    "PPM",
     "EARTH_RADIONUCLIDES",
     "earth_heating_params",
     "radiogenic_heating",
@@ -34,8 +34,6 @@ __all__ = [
     "cell_heating",
 ]
 
-#: ppm -> mass fraction.
-PPM = 1.0e-6
 _LN2 = math.log(2.0)
 
 #: Earth-like defaults (docs/physics.md, "Heating"): name -> (h [W/kg], abundance,

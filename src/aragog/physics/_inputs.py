@@ -22,6 +22,7 @@ from typing import Any
 
 from aragog._jax import jax, jnp
 from aragog._pytree import data_pytree
+from aragog.units import SECONDS_PER_YEAR
 
 __all__ = [
     "SIGMA_SB",
@@ -39,8 +40,6 @@ __all__ = [
 
 #: Stefan–Boltzmann constant [W m-2 K-4] (docs/physics.md; CODATA 2018).
 SIGMA_SB = 5.670374419e-8
-#: Julian year [s] (docs/design.md, "Conventions").
-SECONDS_PER_YEAR = 31_557_600.0
 
 #: Surface boundary conditions (docs/config.md ``outer_boundary_condition``):
 #: 1 grey body, 4 prescribed flux, 5 prescribed temperature.

@@ -17,7 +17,7 @@ import numpy as np
 
 from aragog import eos, physics
 from aragog._jax import jax
-from aragog.physics import SECONDS_PER_YEAR
+from aragog.units import SECONDS_PER_YEAR
 
 logger = logging.getLogger("aragog.solver")
 
