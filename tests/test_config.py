@@ -21,7 +21,7 @@ from aragog.config import (
     OutputParams,
     Parameters,
     PhaseMixedParams,
-    PhaseParams,
+    SinglePhaseParams,
     RadionuclideParams,
     SolverParams,
     load_config,
@@ -140,7 +140,7 @@ def test_example_loads_with_types(example: Path) -> None:
     assert isinstance(p.solver, SolverParams) and isinstance(p.boundary_conditions, BoundaryConditionsParams)
     assert isinstance(p.mesh, MeshParams) and isinstance(p.energy, EnergyParams)
     assert isinstance(p.initial_condition, InitialConditionParams)
-    assert isinstance(p.phase_liquid, PhaseParams) and isinstance(p.phase_solid, PhaseParams)
+    assert isinstance(p.phase_liquid, SinglePhaseParams) and isinstance(p.phase_solid, SinglePhaseParams)
     assert isinstance(p.phase_mixed, PhaseMixedParams)
     assert isinstance(p.eos, EOSParams) and isinstance(p.output, OutputParams)
 
@@ -183,8 +183,8 @@ def test_defaults_of_optional_keys_with_values(tmp_path: Path) -> None:
 
 def test_dataclass_defaults_match_schema() -> None:
     classes = {"solver": SolverParams, "boundary_conditions": BoundaryConditionsParams, "mesh": MeshParams,
-               "energy": EnergyParams, "initial_condition": InitialConditionParams, "phase_liquid": PhaseParams,
-               "phase_solid": PhaseParams, "phase_mixed": PhaseMixedParams, "eos": EOSParams,
+               "energy": EnergyParams, "initial_condition": InitialConditionParams, "phase_liquid": SinglePhaseParams,
+               "phase_solid": SinglePhaseParams, "phase_mixed": PhaseMixedParams, "eos": EOSParams,
                "output": OutputParams}
     for section, cls in classes.items():
         fields = {f.name: f for f in dataclasses.fields(cls)}

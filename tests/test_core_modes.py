@@ -20,7 +20,7 @@ from aragog._jax import jax, jnp
 from aragog.errors import ConfigError
 from aragog.physics import _core as core
 from aragog.physics import StructureState, thermal_stage
-from aragog.solver import _inputs as solver_inputs
+from aragog.solver import _from_config
 from aragog.solver._jacobian import band_to_dense, banded_jacobian
 from aragog.structure import build_mesh
 
@@ -49,7 +49,7 @@ def make_inputs(constant=False, n_nodes=7, mass_coordinates=True, **boundary):
     bp.update(boundary)
     return ph.as_float64(ph.PhysicsInputs(
         mesh=mesh, eos=eos.ConstantParams() if constant else _tables(), material=eos.MaterialParams(),
-        transport=ph.TransportParams(), boundary=ph.BoundaryParams(**bp),
+        transport=ph.TransportInputs(), boundary=ph.BoundaryInputs(**bp),
         heating=ph.earth_heating_params(n, tidal=jnp.linspace(1e-10, 3e-10, n)),
         scales=ph.Scales(S=1000.0, t=ph.SECONDS_PER_YEAR, dSdr=1e-4, T=1000.0),
     ))
@@ -92,12 +92,12 @@ def test_config_selects_the_core_modes():
                           ({"boundary_conditions.core_bc": "gradient"}, "gradient"),
                           ({"boundary_conditions.core_bc": "bower2018"}, "bower2018")]:
         params = load_config(CONSTANT, overrides={**base, **over})
-        options = solver_inputs.physics_options(params)
+        options = _from_config.physics_options(params)
         assert options.core_bc == core_bc
     mesh = _mesh(8)
     params = load_config(CONSTANT, overrides={**base, "boundary_conditions.inner_boundary_condition": 3,
                                               "boundary_conditions.inner_boundary_value": 4100.0})
-    inputs = solver_inputs.physics_inputs(params, mesh, solver_inputs.load_tables(params))
+    inputs = _from_config.physics_inputs(params, mesh, _from_config.load_tables(params))
     assert float(inputs.boundary.cmb_temperature) == 4100.0
     for bad in (0.0, -300.0):
         with pytest.raises(ConfigError, match=r"inner_boundary_value` is a temperature .* must be > 0 K"):

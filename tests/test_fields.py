@@ -102,21 +102,21 @@ def test_structure_solver_and_io_share_the_fields_objects():
     for name in ("FieldMeta", "FIELD_META", "STAGGERED_FIELDS", "BASIC_FIELDS", "SCALAR_FIELDS"):
         assert getattr(output, name) is getattr(fields, name), name
     assert aragog.solver.FIELD_META is fields.FIELD_META
-    assert geometry.MESH_ARRAYS_FIELDS is fields.MESH_ARRAYS_FIELDS
-    assert aragog.structure.MESH_ARRAYS_FIELDS is fields.MESH_ARRAYS_FIELDS
+    assert geometry.MESH_FIELDS is fields.MESH_FIELDS
+    assert aragog.structure.MESH_FIELDS is fields.MESH_FIELDS
     assert geometry.FieldDoc is fields.FieldMeta and aragog.structure.FieldDoc is fields.FieldMeta
     for module in (aragog._run_history, aragog.io._netcdf):
         assert module.FIELD_META is fields.FIELD_META and module.FieldMeta is fields.FieldMeta, module.__name__
 
 
 def test_one_record_type_with_dims_and_shapes():
-    for table in (fields.FIELD_META, fields.MESH_ARRAYS_FIELDS):
+    for table in (fields.FIELD_META, fields.MESH_FIELDS):
         for name, meta in table.items():
             assert type(meta) is fields.FieldMeta and meta.dim in fields.DIMS, name
             assert meta.units and meta.long_name, name
-    assert fields.MESH_ARRAYS_FIELDS["r_basic"].shape == "(N+1,)"
-    assert fields.MESH_ARRAYS_FIELDS["r_stag"].shape == "(N,)"
-    assert fields.MESH_ARRAYS_FIELDS["inner_radius"].shape == "()"
+    assert fields.MESH_FIELDS["r_basic"].shape == "(N+1,)"
+    assert fields.MESH_FIELDS["r_stag"].shape == "(N,)"
+    assert fields.MESH_FIELDS["inner_radius"].shape == "()"
     assert fields.FIELD_META["T_stag"] == ("staggered", "K", "temperature of the cells")
     for dim, names in (("staggered", fields.STAGGERED_FIELDS), ("basic", fields.BASIC_FIELDS),
                        ("scalar", fields.SCALAR_FIELDS)):

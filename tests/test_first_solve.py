@@ -14,7 +14,7 @@ from aragog import _compiling as compiling, _executable_store as executable_stor
 from aragog.errors import AragogError
 from aragog.physics._boundary import INVERSION_GRID
 from aragog.physics._heat_content import EnthalpyEOS
-from aragog.solver import _inputs as _inputs
+from aragog.solver import _from_config
 from aragog.eos._host import entropy_of_temperature
 from aragog.solver import JitPair
 from aragog.solver import clear_shared_programs
@@ -27,9 +27,9 @@ EARTH = INPUT / "earth.toml"
 def _solver_inputs(overrides):
     solver = EntropySolver(load_config(EARTH, overrides=overrides))
     params = solver.parameters.validate()
-    options = _inputs.physics_options(params)
+    options = _from_config.physics_options(params)
     mesh = solver._derived.mesh(params)
-    inputs = _inputs.physics_inputs(params, mesh, solver._derived.eos(params))
+    inputs = _from_config.physics_inputs(params, mesh, solver._derived.eos(params))
     width = None if options.constant_properties else float(inputs.material.smooth_width)
     return inputs, options, EnthalpyEOS(inputs.eos, width, options.constant_properties)
 

@@ -26,7 +26,7 @@ from aragog.config._params import BUNDLED_EOS_MODELS
 from aragog.errors import AragogError, ConfigError, EOSError
 from aragog.eos import _spider_format as spider_format
 from aragog.solver import EntropySolver
-from aragog.solver import _inputs as solver_inputs
+from aragog.solver import _from_config
 
 from conftest import INPUT
 
@@ -93,11 +93,11 @@ def test_tidal_length_checked_even_with_tidal_off():
 
 
 def test_the_rules_live_only_in_params():
-    """config/_params.py states each rule once; validation.py and solver/_inputs.py (which
+    """config/_params.py states each rule once; validation.py and solver/_from_config.py (which
     run on validated parameters) no longer repeat them."""
     params = (SRC / "config" / "_params.py").read_text(encoding="utf-8")
     assert params.count("unknown bundled model") == 1 and params.count("tidal_array` has") == 1
-    for rel in ("validation.py", "solver/_inputs.py"):
+    for rel in ("validation.py", "solver/_from_config.py"):
         text = (SRC / rel).read_text(encoding="utf-8")
         assert "BUNDLED_MODELS" not in text and "unknown bundled model" not in text, rel
         assert "values; give 1" not in text, rel
@@ -115,9 +115,9 @@ def test_direct_eos_call_keeps_its_own_error():
 
 def test_tidal_per_cell_broadcasts():
     params = load_config(EARTH, overrides=["mesh.number_of_nodes=5", "energy.tidal_array=[2e-9]"])
-    assert solver_inputs.tidal_per_cell(params, 4).tolist() == [2e-9] * 4
+    assert _from_config.tidal_per_cell(params, 4).tolist() == [2e-9] * 4
     params.energy.tidal_array = [1e-9, 2e-9, 3e-9, 4e-9]
-    assert solver_inputs.tidal_per_cell(params.validate(), 4).tolist() == [1e-9, 2e-9, 3e-9, 4e-9]
+    assert _from_config.tidal_per_cell(params.validate(), 4).tolist() == [1e-9, 2e-9, 3e-9, 4e-9]
 
 
 # ---------------------------------------------------------------- one atomic writer

@@ -42,7 +42,7 @@ def test_radiogenic_energy_is_the_integral(earth):
 
 def test_radiogenic_heating_decays_by_half_lives(earth):
     # One isotope only: H(t + τ) = H(t)/2 exactly up to rounding of exp (1e-14).
-    one = ph.HeatingParams(tidal=earth.tidal, heat_production=earth.heat_production[:1],
+    one = ph.HeatingInputs(tidal=earth.tidal, heat_production=earth.heat_production[:1],
                            abundance=earth.abundance[:1], concentration=earth.concentration[:1],
                            half_life=earth.half_life[:1], t0=earth.t0[:1])
     tau = float(one.half_life[0])
@@ -55,7 +55,7 @@ def test_radiogenic_heating_decays_by_half_lives(earth):
 
 def test_no_isotopes_means_no_heating():
     empty = jnp.zeros((0,))
-    h = ph.HeatingParams(tidal=jnp.zeros(3), heat_production=empty, abundance=empty, concentration=empty,
+    h = ph.HeatingInputs(tidal=jnp.zeros(3), heat_production=empty, abundance=empty, concentration=empty,
                          half_life=empty, t0=empty)
     assert float(ph.radiogenic_heating(1e15, h)) == 0.0
     assert float(ph.radiogenic_energy(0.0, 1e15, h)) == 0.0
@@ -108,8 +108,8 @@ def _closed_box(mesh, constant_properties):
                                 core_bc="flux", constant_properties=constant_properties)
     material = eos.ConstantParams() if constant_properties else eos.default_table_set().to_jax()
     inputs = ph.as_float64(ph.PhysicsInputs(
-        mesh=mesh, eos=material, material=eos.MaterialParams(), transport=ph.TransportParams(),
-        boundary=ph.BoundaryParams(outer_boundary_value=0.0, cmb_flux=0.0),
+        mesh=mesh, eos=material, material=eos.MaterialParams(), transport=ph.TransportInputs(),
+        boundary=ph.BoundaryInputs(outer_boundary_value=0.0, cmb_flux=0.0),
         heating=ph.earth_heating_params(n), scales=ph.Scales(S=1000.0, t=ph.SECONDS_PER_YEAR, dSdr=1e-3)))
     return inputs, options
 

@@ -1,4 +1,4 @@
-"""Static structure: Adams–Williamson closed forms, meshes, MeshArrays, builder API."""
+"""Static structure: Adams–Williamson closed forms, meshes, Mesh, builder API."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from scipy.integrate import quad
 from aragog._jax import jax, jnp
 from aragog.errors import StructureError
 from aragog.structure import (
-    MESH_ARRAYS_FIELDS,
+    MESH_FIELDS,
     AdamsWilliamson,
-    MeshArrays,
+    Mesh,
     adams_williamson_enclosed_mass,
     build_mesh,
     mass_coordinate,
@@ -246,27 +246,27 @@ def test_mixing_length_unknown_profile():
 
 
 # --------------------------------------------------------------------------------------
-# MeshArrays as a pytree
+# Mesh as a pytree
 # --------------------------------------------------------------------------------------
 
 
-def test_mesh_arrays_fields_and_dtypes():
+def test_mesh_fields_and_dtypes():
     m = mesh(11)
-    names = [f.name for f in dataclasses.fields(MeshArrays)]
-    assert names == list(MESH_ARRAYS_FIELDS)
+    names = [f.name for f in dataclasses.fields(Mesh)]
+    assert names == list(MESH_FIELDS)
     shapes = {"(N+1,)": (11,), "(N,)": (10,), "()": ()}
     for name in names:
         a = getattr(m, name)
         assert isinstance(a, np.ndarray) and a.dtype == np.float64, name  # host arrays (no per-array transfer)
-        assert a.shape == shapes[MESH_ARRAYS_FIELDS[name].shape], name
+        assert a.shape == shapes[MESH_FIELDS[name].shape], name
     leaves, treedef = jax.tree_util.tree_flatten(m)
     assert len(leaves) == len(names)
     back = jax.tree_util.tree_unflatten(treedef, leaves)
-    assert isinstance(back, MeshArrays) and all(getattr(back, k) is getattr(m, k) for k in names)
+    assert isinstance(back, Mesh) and all(getattr(back, k) is getattr(m, k) for k in names)
     assert m.number_of_cells == 10 and m.number_of_nodes == 11
 
 
-def test_mesh_arrays_jit_no_retrace():
+def test_mesh_jit_no_retrace():
     traces = []
 
     @jax.jit
@@ -347,7 +347,7 @@ def mesh_section(**kw):
     return types.SimpleNamespace(**base)
 
 
-def assert_mesh_equal(a: MeshArrays, b: MeshArrays, rtol=0.0):
+def assert_mesh_equal(a: Mesh, b: Mesh, rtol=0.0):
     da, db = a.to_numpy(), b.to_numpy()
     for k in da:
         np.testing.assert_allclose(da[k], db[k], rtol=rtol, atol=0, err_msg=k)

@@ -16,8 +16,8 @@ def _inputs(n_nodes=41):
     mesh = build_mesh(6371e3, 3504e3, n_nodes, core_density=10738.33)
     depth = float(mesh.outer_radius) - float(mesh.inner_radius)
     return ph.PhysicsInputs(
-        mesh=mesh, eos=None, material=eos.MaterialParams(), transport=ph.TransportParams(),
-        boundary=ph.BoundaryParams(), heating=ph.earth_heating_params(mesh.number_of_cells),
+        mesh=mesh, eos=None, material=eos.MaterialParams(), transport=ph.TransportInputs(),
+        boundary=ph.BoundaryInputs(), heating=ph.earth_heating_params(mesh.number_of_cells),
         scales=ph.Scales(S=1000.0, dSdr=1000.0 / depth))
 
 
@@ -69,6 +69,6 @@ def test_gain_is_stable_under_a_rounding_move_of_the_mesh():
     mesh = build_mesh(6371e3 * (1 + 1e-12), 3504e3, 41, core_density=10738.33)
     depth = float(mesh.outer_radius) - float(mesh.inner_radius)
     b = slot_atol_factor(ph.PhysicsInputs(mesh=mesh, eos=None, material=None, transport=None,
-                                          boundary=ph.BoundaryParams(),
+                                          boundary=ph.BoundaryInputs(),
                                           heating=None, scales=ph.Scales(S=1000.0, dSdr=1000.0 / depth)))
     assert a == b

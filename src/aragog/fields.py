@@ -4,7 +4,7 @@ One record type, :class:`FieldMeta`, and the two tables built from it:
 
 * :data:`FIELD_META` — the fields a solve reports (:class:`aragog.solver.SolverOutput`,
   the variables of a run file written by :func:`aragog.io.write_netcdf`);
-* :data:`MESH_ARRAYS_FIELDS` — the fields of :class:`aragog.structure.MeshArrays`, in
+* :data:`MESH_FIELDS` — the fields of :class:`aragog.structure.Mesh`, in
   field order.
 
 A field lives on the staggered nodes (cell centres, shape ``(N,)``), on the basic nodes
@@ -26,7 +26,7 @@ __all__ = [
     "STAGGERED_FIELDS",
     "BASIC_FIELDS",
     "SCALAR_FIELDS",
-    "MESH_ARRAYS_FIELDS",
+    "MESH_FIELDS",
 ]
 
 #: Where a field can live.
@@ -109,9 +109,9 @@ BASIC_FIELDS = tuple(k for k, m in FIELD_META.items() if m.dim == "basic")
 SCALAR_FIELDS = tuple(k for k, m in FIELD_META.items() if m.dim == "scalar")
 
 
-#: Shape (``.shape``), units and meaning of every ``MeshArrays`` field, in field order
+#: Shape (``.shape``), units and meaning of every ``Mesh`` field, in field order
 #: (also usable for netCDF attributes).
-MESH_ARRAYS_FIELDS: dict[str, FieldMeta] = {
+MESH_FIELDS: dict[str, FieldMeta] = {
     "r_basic": FieldMeta("basic", "m", "radius of the basic nodes (cell boundaries)"),
     "r_stag": FieldMeta("staggered", "m", "radius of the staggered nodes (cell centres)"),
     "xi_basic": FieldMeta("basic", "m", "mass coordinate xi at the basic nodes (= r on a radius mesh)"),

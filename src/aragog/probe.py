@@ -2,7 +2,7 @@
 
 ``aragog validate`` runs :func:`probe_initial_state` after the file checks
 (:mod:`aragog.validation`): it builds the physics inputs the solver would build
-(:mod:`aragog.solver._inputs`), makes the initial entropy profile as
+(:mod:`aragog.solver._from_config`), makes the initial entropy profile as
 :meth:`EntropySolver.initialize` does (by the same algorithm: the entropy file, or the one
 NumPy inversion :func:`aragog.eos._host.entropy_of_temperature` for an isentrope), and
 evaluates ``physics.rhs`` once (and, when a
@@ -172,7 +172,7 @@ def probe_initial_state(params, mesh=None, eos_dir=None) -> ProbeResult:
 
     Args:
         params: validated :class:`aragog.config.Parameters`.
-        mesh: its ``MeshArrays`` if already built (else built here).
+        mesh: its ``Mesh`` if already built (else built here).
         eos_dir: EOS table directory overriding ``params.eos.dir`` (``--eos-dir``).
 
     Returns:

@@ -87,7 +87,7 @@ class PhaseParams:
 @dataclass(frozen=True)
 class MeshArrays:
     """The mesh of a solver (``solver.evaluator.mesh``): this package's
-    :class:`aragog.structure.MeshArrays` (SI units, index 0 at the CMB)."""
+    :class:`aragog.structure.Mesh` (SI units, index 0 at the CMB)."""
 
     mesh: object
 

@@ -465,7 +465,7 @@ def _step_caps(en: _EnergyParameters) -> dict:
     return out
 
 
-def _phase(p: _PhaseParameters, label: str) -> _config.PhaseParams:
+def _phase(p: _PhaseParameters, label: str) -> _config.SinglePhaseParams:
     values = {}
     for name in ("density", "heat_capacity", "thermal_expansivity", "thermal_conductivity", "viscosity"):
         value = _path_text(getattr(p, name))
@@ -475,7 +475,7 @@ def _phase(p: _PhaseParameters, label: str) -> _config.PhaseParams:
                                   "only density, heat_capacity and thermal_expansivity come from the tables")
             value = _TABLE_PLACEHOLDER[name]
         values[name] = float(value)
-    return _config.PhaseParams(melt_fraction=float(p.melt_fraction), **values)
+    return _config.SinglePhaseParams(melt_fraction=float(p.melt_fraction), **values)
 
 
 #: Upstream settings without an effect here, with their upstream defaults.

@@ -22,7 +22,7 @@ from ._params import (
     OutputParams,
     Parameters,
     PhaseMixedParams,
-    PhaseParams,
+    SinglePhaseParams,
     RadionuclideParams,
     SolverParams,
 )
@@ -47,7 +47,7 @@ __all__ = [
     "MeshParams",
     "EnergyParams",
     "InitialConditionParams",
-    "PhaseParams",
+    "SinglePhaseParams",
     "PhaseMixedParams",
     "RadionuclideParams",
     "EOSParams",

@@ -32,7 +32,7 @@ __all__ = [
     "MeshParams",
     "EnergyParams",
     "InitialConditionParams",
-    "PhaseParams",
+    "SinglePhaseParams",
     "PhaseMixedParams",
     "RadionuclideParams",
     "EOSParams",
@@ -148,7 +148,7 @@ class InitialConditionParams:
 
 
 @dataclass(kw_only=True)
-class PhaseParams:
+class SinglePhaseParams:
     """``[phase_liquid]`` or ``[phase_solid]``: single-phase material properties."""
 
     density: float = _f("phase_liquid", "density")  # kg/m³
@@ -226,8 +226,8 @@ SECTION_CLASSES: dict[str, type] = {
     "mesh": MeshParams,
     "energy": EnergyParams,
     "initial_condition": InitialConditionParams,
-    "phase_liquid": PhaseParams,
-    "phase_solid": PhaseParams,
+    "phase_liquid": SinglePhaseParams,
+    "phase_solid": SinglePhaseParams,
     "phase_mixed": PhaseMixedParams,
     "eos": EOSParams,
     "output": OutputParams,
@@ -270,8 +270,8 @@ class Parameters:
     mesh: MeshParams
     energy: EnergyParams
     initial_condition: InitialConditionParams
-    phase_liquid: PhaseParams
-    phase_solid: PhaseParams
+    phase_liquid: SinglePhaseParams
+    phase_solid: SinglePhaseParams
     phase_mixed: PhaseMixedParams
     radionuclides: list[RadionuclideParams] = field(default_factory=list)
     eos: EOSParams = field(default_factory=EOSParams)

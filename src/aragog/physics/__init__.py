@@ -11,7 +11,7 @@ Typical use::
     mesh = build_mesh(6371e3, 3504e3, 81, core_density=10738.33)
     inputs = physics.as_float64(physics.PhysicsInputs(
         mesh=mesh, eos=eos.default_table_set().to_jax(), material=eos.MaterialParams(),
-        transport=physics.TransportParams(), boundary=physics.BoundaryParams(),
+        transport=physics.TransportInputs(), boundary=physics.BoundaryInputs(),
         heating=physics.earth_heating_params(mesh.number_of_cells), scales=physics.Scales()))
     options = physics.PhysicsOptions(outer_boundary_condition=1, core_bc="energy_balance")
     f = jax.jit(physics.rhs, static_argnums=3)
@@ -48,12 +48,12 @@ from aragog.physics._inputs import (
     SECONDS_PER_YEAR,
     SIGMA_SB,
     SURFACE_BCS,
-    BoundaryParams,
-    HeatingParams,
+    BoundaryInputs,
+    HeatingInputs,
     PhysicsInputs,
     PhysicsOptions,
     Scales,
-    TransportParams,
+    TransportInputs,
     as_float64,
 )
 from aragog.physics._rhs import (
@@ -94,9 +94,9 @@ from aragog.physics._transport import (
 __all__ = [
     # inputs
     "PhysicsOptions",
-    "TransportParams",
-    "BoundaryParams",
-    "HeatingParams",
+    "TransportInputs",
+    "BoundaryInputs",
+    "HeatingInputs",
     "Scales",
     "PhysicsInputs",
     "as_float64",

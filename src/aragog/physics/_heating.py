@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from aragog._jax import jnp
-from aragog.physics._inputs import HeatingParams
+from aragog.physics._inputs import HeatingInputs
 from aragog.units import PPM, SECONDS_PER_YEAR
 
 __all__ = [
@@ -47,12 +47,12 @@ EARTH_RADIONUCLIDES = {
 EARTH_T0_YEARS = 4.55e9
 
 
-def earth_heating_params(n_cells: int, tidal=0.0) -> HeatingParams:
-    """:class:`HeatingParams` with the Earth-like isotopes of docs/physics.md, "Heating" (SI,
+def earth_heating_params(n_cells: int, tidal=0.0) -> HeatingInputs:
+    """:class:`HeatingInputs` with the Earth-like isotopes of docs/physics.md, "Heating" (SI,
     seconds) and a tidal array of ``n_cells`` values (``tidal`` broadcast) [W/kg]."""
     data = np.array(list(EARTH_RADIONUCLIDES.values()), dtype=np.float64)
     k = data.shape[0]
-    return HeatingParams(
+    return HeatingInputs(
         tidal=jnp.broadcast_to(jnp.asarray(tidal, dtype=jnp.float64), (n_cells,)),
         heat_production=jnp.asarray(data[:, 0]),
         abundance=jnp.asarray(data[:, 1]),
@@ -62,7 +62,7 @@ def earth_heating_params(n_cells: int, tidal=0.0) -> HeatingParams:
     )
 
 
-def _amplitude(heating: HeatingParams):
+def _amplitude(heating: HeatingInputs):
     """h_n a_n c_n [W/kg] per isotope, shape (K,)."""
     return (jnp.asarray(heating.heat_production, dtype=jnp.float64) * heating.abundance
             * (jnp.asarray(heating.concentration, dtype=jnp.float64) * PPM))
@@ -75,7 +75,7 @@ def _masked(amplitude, x):
     return jnp.where(amplitude != 0.0, x, 0.0)
 
 
-def radiogenic_heating(t_seconds, heating: HeatingParams):
+def radiogenic_heating(t_seconds, heating: HeatingInputs):
     """Radiogenic heating H(t) [W/kg] at model time ``t_seconds`` [s] (any shape: the sum
     over the K isotopes is taken on a trailing axis). K = 0 gives 0; an isotope with zero
     amplitude h a c gives exactly 0."""
@@ -85,7 +85,7 @@ def radiogenic_heating(t_seconds, heating: HeatingParams):
     return jnp.sum(amplitude * decay, axis=-1)
 
 
-def radiogenic_energy(t0, t1, heating: HeatingParams):
+def radiogenic_energy(t0, t1, heating: HeatingInputs):
     """Closed-form ∫_{t0}^{t1} H(t) dt [J/kg] (t0, t1 model times in s).
 
     Per isotope: h a c (tau/ln 2) [e^{ln2 (T_n - t0)/tau} - e^{ln2 (T_n - t1)/tau}]
@@ -102,7 +102,7 @@ def radiogenic_energy(t0, t1, heating: HeatingParams):
     return jnp.sum(per, axis=-1)
 
 
-def cell_heating(t_seconds, heating: HeatingParams, n_cells: int, radionuclides: bool, tidal: bool):
+def cell_heating(t_seconds, heating: HeatingInputs, n_cells: int, radionuclides: bool, tidal: bool):
     """Heating per cell [W/kg]: returns (H (N,), H_radio scalar, H_tidal (N,)).
 
     ``radionuclides`` and ``tidal`` are the static switches; a switched-off term is zero

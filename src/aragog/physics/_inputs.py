@@ -6,7 +6,7 @@ and heating parameters, nondimensional scales). Only :class:`PhysicsOptions` is 
 is hashable and selects which code is traced (docs/design.md, "The performance idea").
 
 Units are SI throughout (time in seconds); the one exception is
-:attr:`HeatingParams.concentration`, given in ppm of the element exactly as in the
+:attr:`HeatingInputs.concentration`, given in ppm of the element exactly as in the
 ``[radionuclide_*]`` sections (the factor 1e-6 is applied inside
 :func:`aragog.physics.radiogenic_heating`).
 
@@ -30,9 +30,9 @@ __all__ = [
     "SURFACE_BCS",
     "CORE_BCS",
     "PhysicsOptions",
-    "TransportParams",
-    "BoundaryParams",
-    "HeatingParams",
+    "TransportInputs",
+    "BoundaryInputs",
+    "HeatingInputs",
     "Scales",
     "PhysicsInputs",
     "as_float64",
@@ -120,7 +120,7 @@ class PhysicsOptions:
 
 
 @data_pytree
-class TransportParams:
+class TransportInputs:
     """Transport parameters (0-d; traced).
 
     kappah_floor [m2/s]: minimum thermal eddy diffusivity where dS/dr < 0, modulated by
@@ -148,7 +148,7 @@ class TransportParams:
 
 
 @data_pytree
-class BoundaryParams:
+class BoundaryInputs:
     """Boundary-condition parameters (0-d; traced).
 
     outer_boundary_value: prescribed surface flux [W/m2] (outer_boundary_condition 4) or temperature [K]
@@ -173,7 +173,7 @@ class BoundaryParams:
 
 
 @data_pytree
-class HeatingParams:
+class HeatingInputs:
     """Internal heating (traced).
 
     tidal (N,) [W/kg]: tidal heating per cell.
@@ -207,14 +207,14 @@ class Scales:
 class PhysicsInputs:
     """Everything the physics functions read besides (t, y) and the static options.
 
-    mesh: ``aragog.structure.MeshArrays`` (N cells).
+    mesh: ``aragog.structure.Mesh`` (N cells).
     eos: ``aragog.eos.EOSTables`` (table mode) or ``aragog.eos.ConstantParams``
         (``options.constant_properties``).
     material: ``aragog.eos.MaterialParams`` (viscosities, conductivities, smoothing width,
         rheological transition; also used for the melt viscosity of gravitational
         separation and the mush weight of mixing). Unused in constant-property mode.
-    transport: :class:`TransportParams`; boundary: :class:`BoundaryParams`;
-    heating: :class:`HeatingParams`; scales: :class:`Scales`.
+    transport: :class:`TransportInputs`; boundary: :class:`BoundaryInputs`;
+    heating: :class:`HeatingInputs`; scales: :class:`Scales`.
     """
 
     mesh: Any

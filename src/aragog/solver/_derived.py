@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 from aragog import eos, structure
 from aragog.eos._packed import packed_tables
-from aragog.solver import _inputs
+from aragog.solver import _from_config
 
 __all__ = ["Derived", "DerivedInputs", "derive"]
 
@@ -27,7 +27,7 @@ class Derived(NamedTuple):
     Attributes:
         mode: ``solver.compile_mode`` ("fused" or "blocks").
         options: :class:`aragog.physics.PhysicsOptions` (static).
-        mesh: :class:`aragog.structure.MeshArrays`.
+        mesh: :class:`aragog.structure.Mesh`.
         inputs: :class:`aragog.physics.PhysicsInputs` (traced; the EOS as packed tables or
             constant properties).
         key: the static key, ``(mode, static_key)``: it selects the compiled programs.
@@ -51,11 +51,11 @@ def derive(params, eos_dir=None, *, mesh=None, cache: DerivedInputs | None = Non
     """
     cache = DerivedInputs() if cache is None else cache
     mode = params.solver.compile_mode
-    options = _inputs.physics_options(params)
+    options = _from_config.physics_options(params)
     mesh = cache.mesh(params) if mesh is None else mesh
     eos_data = cache.eos(params, eos_dir)
-    inputs = _inputs.physics_inputs(params, mesh, eos_data)
-    return Derived(mode, options, mesh, inputs, (mode, _inputs.static_key(options, inputs, eos_data)))
+    inputs = _from_config.physics_inputs(params, mesh, eos_data)
+    return Derived(mode, options, mesh, inputs, (mode, _from_config.static_key(options, inputs, eos_data)))
 
 
 class DerivedInputs:
@@ -63,11 +63,11 @@ class DerivedInputs:
     of :func:`derive`."""
 
     def __init__(self):
-        self._mesh: tuple | None = None  # (key, MeshArrays)
+        self._mesh: tuple | None = None  # (key, Mesh)
         self._eos: tuple | None = None  # (key, PackedEOS in JAX arrays or ConstantParams)
 
     def mesh(self, params):
-        """The :class:`~aragog.structure.MeshArrays` of ``params.mesh``."""
+        """The :class:`~aragog.structure.Mesh` of ``params.mesh``."""
         key = repr(params.mesh)
         if params.mesh.eos_method == 2:
             try:
@@ -86,7 +86,7 @@ class DerivedInputs:
         key = (pm.const_properties, eos_dir or params.eos.dir, params.eos.model,
                tuple(getattr(pm, k) for k in _CONSTANT_KEYS))
         if self._eos is None or self._eos[0] != key:
-            data = _inputs.load_tables(params, eos_dir)
+            data = _from_config.load_tables(params, eos_dir)
             if not isinstance(data, eos.ConstantParams):
                 data = packed_tables(data).to_jax()
             self._eos = (key, data)

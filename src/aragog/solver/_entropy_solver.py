@@ -5,7 +5,7 @@ One object serves a whole planet evolution: :meth:`EntropySolver.solve` may be c
 :meth:`~EntropySolver.reset`). The compiled right-hand side and Jacobian — one fused
 :class:`~aragog.solver._jitpair.JitPair` (``solver.compile_mode = "fused"``) or the
 separately compiled blocks of :class:`~aragog.solver._blocks.BlockPrograms` ("blocks") —
-are keyed on :func:`~aragog.solver._inputs.static_key` and the mode only, so a reset that
+are keyed on :func:`~aragog.solver._from_config.static_key` and the mode only, so a reset that
 changes values — fluxes, times, radii, tables of the same shape — reuses them: no trace,
 no compile; and another solver of the same process with the same key shares them
 (:mod:`aragog.solver._shared_programs`).

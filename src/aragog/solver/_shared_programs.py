@@ -2,7 +2,7 @@
 
 A solver's compiled programs (a fused :class:`~aragog.solver._jitpair.JitPair`, or the
 :class:`~aragog.solver._blocks.BlockPrograms` of compile_mode "blocks") depend only on its
-static key (:func:`aragog.solver._inputs.static_key` and the compile mode): every value is
+static key (:func:`aragog.solver._from_config.static_key` and the compile mode): every value is
 a traced argument. So a second solver with the same key — another planet of a grid, a
 fresh solver in a coupling script — takes the first one's programs instead of tracing
 and compiling again. The 16 most recently used entries are kept.

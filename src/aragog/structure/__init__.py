@@ -3,9 +3,9 @@ density (Adams–Williamson closed forms or a structure file), as a JAX pytree.
 
 Public names:
 
-* :func:`build_mesh`, :func:`mesh_from_params` -> :class:`MeshArrays`
+* :func:`build_mesh`, :func:`mesh_from_params` -> :class:`Mesh`
 * :class:`AdamsWilliamson`, :class:`StructureProfile` (structure sources)
-* :data:`MESH_ARRAYS_FIELDS` (shape, units, long name of every MeshArrays field)
+* :data:`MESH_FIELDS` (shape, units, long name of every Mesh field)
 
 See docs/structure.md.
 """
@@ -25,7 +25,7 @@ from aragog.structure._builder import (
     mesh_from_params,
     mixing_length,
 )
-from aragog.structure._geometry import MESH_ARRAYS_FIELDS, FieldDoc, MeshArrays
+from aragog.structure._geometry import MESH_FIELDS, FieldDoc, Mesh
 from aragog.structure._mesh import (
     NodeRadii,
     mass_coordinate,
@@ -41,9 +41,9 @@ from aragog.structure._structure_file import (
 __all__ = [
     "AdamsWilliamson",
     "FieldDoc",
-    "MESH_ARRAYS_FIELDS",
+    "MESH_FIELDS",
     "MIXING_LENGTH_PROFILES",
-    "MeshArrays",
+    "Mesh",
     "NodeRadii",
     "StructureProfile",
     "adams_williamson_beta",

@@ -1,4 +1,4 @@
-"""Build a :class:`MeshArrays` from radii, node count and a structure (host side).
+"""Build a :class:`Mesh` from radii, node count and a structure (host side).
 
 :func:`build_mesh` is the programmatic entry point; :func:`mesh_from_params` reads the
 ``[mesh]`` configuration section (docs/config.md) from any object carrying its key names as
@@ -21,7 +21,7 @@ from aragog.structure._adams_williamson import (
     DEFAULT_SURFACE_PRESSURE,
     AdamsWilliamson,
 )
-from aragog.structure._geometry import MeshArrays
+from aragog.structure._geometry import Mesh
 from aragog.structure._mesh import mass_coordinate_nodes, radius_mesh_nodes
 from aragog.structure._structure_file import StructureProfile
 
@@ -71,7 +71,7 @@ def build_mesh(
     mixing_length_profile: str = "nearest_boundary",
     mixing_length_constant_fraction: float = 0.25,
     structure: AdamsWilliamson | StructureProfile | None = None,
-) -> MeshArrays:
+) -> Mesh:
     """Build the static mesh and structure.
 
     Args:
@@ -88,7 +88,7 @@ def build_mesh(
             cover [r_c, R].
 
     Returns:
-        MeshArrays (float64 NumPy arrays; ``MeshArrays.from_numpy(as_jax=True, ...)``
+        Mesh (float64 NumPy arrays; ``Mesh.from_numpy(as_jax=True, ...)``
         makes JAX ones).
 
     Raises:
@@ -154,7 +154,7 @@ def build_mesh(
     volume = 4.0 / 3.0 * np.pi * (r_b[1:] - r_b[:-1]) * (
         r_b[1:] ** 2 + r_b[1:] * r_b[:-1] + r_b[:-1] ** 2
     )
-    return MeshArrays.from_numpy(
+    return Mesh.from_numpy(
         r_basic=r_b,
         r_stag=r_s,
         xi_basic=xi_b,
@@ -206,7 +206,7 @@ def _get(params, key: str):
     return value
 
 
-def mesh_from_params(mesh_params) -> MeshArrays:
+def mesh_from_params(mesh_params) -> Mesh:
     """Build the mesh from a ``[mesh]`` section object (duck typed, docs/config.md names).
 
     Reads ``outer_radius, inner_radius, number_of_nodes, mixing_length_profile,

@@ -1,7 +1,7 @@
-"""``MeshArrays``: the static mesh and structure as one JAX pytree.
+"""``Mesh``: the static mesh and structure as one JAX pytree.
 
 Every field is a float64 JAX array (no static data besides array shapes), so a
-``MeshArrays`` can be passed as a traced argument to a jitted function and a new mesh
+``Mesh`` can be passed as a traced argument to a jitted function and a new mesh
 of the same size never triggers a retrace (docs/design.md, "The performance idea").
 
 Index 0 is the core–mantle boundary, increasing outward; N is the number of cells, so
@@ -14,17 +14,17 @@ import dataclasses
 import numpy as np
 
 from aragog._jax import jax, jnp
-from aragog.fields import MESH_ARRAYS_FIELDS, FieldMeta
+from aragog.fields import MESH_FIELDS, FieldMeta
 
-__all__ = ["MeshArrays", "FieldDoc", "MESH_ARRAYS_FIELDS"]
+__all__ = ["Mesh", "FieldDoc", "MESH_FIELDS"]
 
-#: The documentation record of a ``MeshArrays`` field: :class:`aragog.fields.FieldMeta`
+#: The documentation record of a ``Mesh`` field: :class:`aragog.fields.FieldMeta`
 #: (``dim``, ``units``, ``long_name``; ``.shape`` gives ``"(N+1,)"``, ``"(N,)"`` or ``"()"``).
 FieldDoc = FieldMeta
 
 
 @dataclasses.dataclass(frozen=True, eq=False)  # array fields: no elementwise ==
-class MeshArrays:
+class Mesh:
     """Static mesh and structure of the mantle (a JAX pytree; all fields float64).
 
     N = number of cells = number of basic nodes − 1. Basic nodes r_0 = r_c < … < r_N = R;
@@ -49,7 +49,7 @@ class MeshArrays:
         mean_density () kg/m³: ρ̄ = M_mantle / (4/3 π (R³ − r_c³)).
         surface_pressure () Pa: P(R).
 
-    ``MESH_ARRAYS_FIELDS`` holds the same information as data.
+    ``MESH_FIELDS`` holds the same information as data.
     """
 
     r_basic: jax.Array
@@ -87,24 +87,24 @@ class MeshArrays:
         return self.r_basic.shape[-1]
 
     @classmethod
-    def from_numpy(cls, *, as_jax: bool = False, **fields) -> "MeshArrays":
+    def from_numpy(cls, *, as_jax: bool = False, **fields) -> "Mesh":
         """Build from host arrays/scalars as float64 arrays, checking shapes against
-        ``MESH_ARRAYS_FIELDS``. The leaves stay NumPy (host) arrays unless ``as_jax``:
+        ``MESH_FIELDS``. The leaves stay NumPy (host) arrays unless ``as_jax``:
         they enter compiled programs as arguments, and a solver that rebuilds its mesh
         between solves then pays no per-array device transfer."""
         names = [f.name for f in dataclasses.fields(cls)]
         missing = sorted(set(names) - set(fields))
         extra = sorted(set(fields) - set(names))
         if missing or extra:
-            raise TypeError(f"MeshArrays.from_numpy: missing {missing}, unexpected {extra}")
+            raise TypeError(f"Mesh.from_numpy: missing {missing}, unexpected {extra}")
         n = np.shape(fields["r_stag"])[0]
         expected = {"(N+1,)": (n + 1,), "(N,)": (n,), "()": ()}
         out = {}
         for name in names:
             arr = np.asarray(fields[name], dtype=np.float64)
-            want = expected[MESH_ARRAYS_FIELDS[name].shape]
+            want = expected[MESH_FIELDS[name].shape]
             if arr.shape != want:
-                raise ValueError(f"MeshArrays.{name}: shape {arr.shape}, expected {want}")
+                raise ValueError(f"Mesh.{name}: shape {arr.shape}, expected {want}")
             out[name] = jnp.asarray(arr, dtype=jnp.float64) if as_jax else arr
         return cls(**out)
 
@@ -114,9 +114,9 @@ class MeshArrays:
 
 
 jax.tree_util.register_dataclass(
-    MeshArrays,
-    data_fields=[f.name for f in dataclasses.fields(MeshArrays)],
+    Mesh,
+    data_fields=[f.name for f in dataclasses.fields(Mesh)],
     meta_fields=[],
 )
 
-assert list(MESH_ARRAYS_FIELDS) == [f.name for f in dataclasses.fields(MeshArrays)]
+assert list(MESH_FIELDS) == [f.name for f in dataclasses.fields(Mesh)]

@@ -70,11 +70,11 @@ def tidal_per_cell(params, n_cells: int) -> np.ndarray:
     return np.array(np.broadcast_to(tidal, (n_cells,)))
 
 
-def heating_params(params, n_cells: int) -> physics.HeatingParams:
+def heating_params(params, n_cells: int) -> physics.HeatingInputs:
     """Radionuclides of the ``[radionuclide_*]`` sections (SI, seconds) and the tidal array."""
     nuclides = params.radionuclides
     col = lambda name: np.array([getattr(n, name) for n in nuclides], dtype=np.float64)  # noqa: E731
-    return physics.HeatingParams(
+    return physics.HeatingInputs(
         tidal=tidal_per_cell(params, n_cells),
         heat_production=col("heat_production"),
         abundance=col("abundance"),
@@ -89,7 +89,7 @@ def physics_inputs(params, mesh, eos_data) -> physics.PhysicsInputs:
 
     Args:
         params: validated parameters.
-        mesh: ``MeshArrays`` of the configuration.
+        mesh: ``Mesh`` of the configuration.
         eos_data: ``EOSTables`` (already ``to_jax()``) or ``ConstantParams``.
     """
     bc, en, pm = params.boundary_conditions, params.energy, params.phase_mixed
@@ -100,14 +100,14 @@ def physics_inputs(params, mesh, eos_data) -> physics.PhysicsInputs:
         smooth_width=pm.matprop_smooth_width,
         phi_rheo=pm.rheological_transition_melt_fraction, phi_width=pm.rheological_transition_width,
     )
-    transport = physics.TransportParams(
+    transport = physics.TransportInputs(
         kappah_floor=en.kappah_floor, eddy_thermal=en.eddy_diffusivity_thermal,
         eddy_chemical=en.eddy_diffusivity_chemical, grain_size=pm.grain_size,
         buoyancy_mixture=1.0 if pm.separation_buoyancy == "mixture" else 0.0,
         phi_rheo=pm.rheological_transition_melt_fraction, phi_width=pm.rheological_transition_width,
         mixing_onset_width=en.mixing_onset_width,
     )
-    boundary = physics.BoundaryParams(
+    boundary = physics.BoundaryInputs(
         outer_boundary_value=bc.outer_boundary_value, T_eq=bc.equilibrium_temperature, emissivity=bc.emissivity,
         utbl_const=bc.param_utbl_const, cmb_flux=bc.inner_boundary_value,
         core_cp=bc.core_heat_capacity, tfac_core=bc.tfac_core_avg,
