@@ -36,10 +36,18 @@ __all__ = ["COMPILER_OPTIONS", "Programs", "fused_programs"]
 #: 0 or 1) compiles faster still but slows every call: level 0 the RHS and the Jacobian 2-3x,
 #: the diagnostics 1.3-1.5x (+60-100 us a call, at every output time and get_state of a
 #: coupling run); level 1 with the older emitters the RHS +13 %, the Jacobian +6 %, for no
-#: shorter compile. melt_fraction (the phase step cap's event, called every step) keeps
-#: XLA's defaults.
-COMPILER_OPTIONS: dict[str, dict] = {name: {"xla_cpu_use_fusion_emitters": False}
-                                     for name in ("rhs", "jac", "diagnostics", "powers")}
+#: shorter compile. Every program here is called at each step or output time, so each
+#: states XLA's full LLVM optimisation (its defaults: level 3, the expensive passes on)
+#: rather than inheriting it: a process whose XLA_FLAGS lower the level for its own code
+#: (the test suite does, for its one-off jits) still gets these at full speed.
+#: melt_fraction (the phase step cap's event, called every step) keeps XLA's default
+#: fusion emitters.
+_FULL_OPTIMISATION = {"xla_backend_optimization_level": 3, "xla_llvm_disable_expensive_passes": False}
+COMPILER_OPTIONS: dict[str, dict] = {
+    **{name: {**_FULL_OPTIMISATION, "xla_cpu_use_fusion_emitters": False}
+       for name in ("rhs", "jac", "diagnostics", "powers")},
+    "melt_fraction": dict(_FULL_OPTIMISATION),
+}
 
 
 def fused_programs(options, inputs, jacobian: str = "banded", store: str | None = None) -> JitPair:
