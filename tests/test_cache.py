@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -106,9 +107,23 @@ def built(stats):
     return {k: v for k, v in stats.items() if v["compiles"] + v["loads"] > 0}
 
 
-def test_second_process_loads_every_program_from_the_cache(tmp_path):
-    cache = tmp_path / "xla-cache"
+@pytest.fixture(scope="module")
+def cold_store(tmp_path_factory):
+    """One cold process's store, both compile modes: (its result, the directory). Tests copy
+    the directory before they use it, so that each starts from what a first process left."""
+    cache = tmp_path_factory.mktemp("cold") / "xla-cache"
     cold, _ = run_worker(cache, ("fused", "blocks"))
+    return cold, cache
+
+
+def copy_of(cold_store, where: Path) -> Path:
+    shutil.copytree(cold_store[1], where)
+    return where
+
+
+def test_second_process_loads_every_program_from_the_cache(tmp_path, cold_store):
+    cold = cold_store[0]
+    cache = copy_of(cold_store, tmp_path / "xla-cache")
     warm, _ = run_worker(cache, ("fused", "blocks"))
     for mode in ("fused", "blocks"):
         assert cold[mode]["status"] == warm[mode]["status"] == 0
@@ -125,10 +140,11 @@ def test_second_process_loads_every_program_from_the_cache(tmp_path):
     assert jax_entries(cache) == []  # aragog turns on no JAX cache of its own
 
 
-def test_standard_environment_variable_is_honoured(tmp_path):
-    cache = tmp_path / "env-cache"
+def test_standard_environment_variable_is_honoured(tmp_path, cold_store):
+    """A first process's store in JAX's standard variable's directory: the next process
+    finds it there."""
+    cache = copy_of(cold_store, tmp_path / "env-cache")
     env = clean_env(tmp_path)
-    run_worker(None, env_cache=cache, env=env)
     warm, _ = run_worker(None, env_cache=cache, env=env)
     assert warm["fused"]["stats"]["rhs"]["source"] == "disk"
     assert not (tmp_path / "xdg" / "aragog" / "jax").exists()  # the user's JAX cache, not aragog's default
@@ -143,9 +159,9 @@ def test_unusable_cache_directory_is_a_warning_not_a_failure(tmp_path):
     assert result["fused"]["stats"]["rhs"]["source"] == "compiled"
 
 
-def test_corrupt_cache_entries_are_recompiled_with_a_warning(tmp_path):
-    cache = tmp_path / "xla-cache"
-    cold, _ = run_worker(cache)
+def test_corrupt_cache_entries_are_recompiled_with_a_warning(tmp_path, cold_store):
+    cold = cold_store[0]
+    cache = copy_of(cold_store, tmp_path / "xla-cache")
     stored = list((cache / "aragog-executables").glob("*.exe"))
     assert stored, "aragog's own entries (loaded without tracing) were written"
     for entry in cache.rglob("*"):
