@@ -19,7 +19,7 @@ from aragog.config import (
     InitialConditionParams,
     MeshParams,
     OutputParams,
-    Parameters,
+    Config,
     PhaseMixedParams,
     SinglePhaseParams,
     RadionuclideParams,
@@ -120,7 +120,7 @@ def write(tmp_path: Path, text: str, name: str = "c.toml") -> Path:
 # ---------------------------------------------------------------------- loading, types, defaults
 def test_example_loads_with_types(example: Path) -> None:
     p = load_config(example)
-    assert isinstance(p, Parameters)
+    assert isinstance(p, Config)
     assert p.config_path == example.resolve()
     assert p.solver.end_time == 1e9 and type(p.solver.end_time) is float  # int in file -> float
     assert p.solver.atol == 1e-9 and p.solver.rtol == 1e-9
@@ -174,7 +174,7 @@ def test_defaults_of_optional_keys_with_values(tmp_path: Path) -> None:
     for key in ("surface_density", "gravitational_acceleration", "adiabatic_bulk_modulus"):
         del d["mesh"][key]
     del d["initial_condition"]
-    p = Parameters.from_dict(d)
+    p = Config.from_dict(d)
     assert (p.solver.atol, p.solver.rtol, p.solver.tsurf_poststep_change) == (1e-8, 1e-8, 30.0)
     assert (p.mesh.surface_density, p.mesh.gravitational_acceleration, p.mesh.adiabatic_bulk_modulus) == (
         4078.95095544, 9.81, 260e9)
@@ -197,7 +197,7 @@ def test_dataclass_defaults_match_schema() -> None:
                 assert f.default_factory() == list(key.default)
             else:
                 assert f.default == key.default
-    assert [f.name for f in dataclasses.fields(Parameters)] == [
+    assert [f.name for f in dataclasses.fields(Config)] == [
         "solver", "boundary_conditions", "mesh", "energy", "initial_condition", "phase_liquid",
         "phase_solid", "phase_mixed", "radionuclides", "eos", "output", "config_path"]
 
@@ -297,7 +297,7 @@ def test_override_paths_resolve_against_working_directory(example: Path, tmp_pat
 def test_from_dict_base_dir(tmp_path: Path) -> None:
     d = example_dict()
     d["eos"] = {"dir": "t"}
-    assert Parameters.from_dict(d, base_dir=tmp_path).eos.dir == str(tmp_path / "t")
+    assert Config.from_dict(d, base_dir=tmp_path).eos.dir == str(tmp_path / "t")
     assert d["eos"]["dir"] == "t"  # the input dict is not modified
 
 
@@ -358,7 +358,7 @@ def test_to_dict_from_dict_round_trip(example: Path) -> None:
     assert list(d) == ["solver", "boundary_conditions", "mesh", "energy", "initial_condition", "phase_liquid",
                        "phase_solid", "phase_mixed", "radionuclide_K40", "eos", "output"]
     assert "const_rho" not in d["phase_mixed"]  # unset optional keys are left out
-    q = Parameters.from_dict(d)
+    q = Config.from_dict(d)
     assert q == p and q.config_path is None
     d["energy"]["tidal_array"].append(1.0)  # a copy: p is unchanged
     assert p.energy.tidal_array == [0.0]
@@ -498,18 +498,18 @@ def test_missing_radionuclide_key() -> None:
     d = example_dict()
     del d["radionuclide_K40"]["half_life_years"]
     with pytest.raises(ConfigError, match=re.escape("missing required key `radionuclide_K40.half_life_years`")):
-        Parameters.from_dict(d)
+        Config.from_dict(d)
 
 
 def test_missing_required_keys_and_sections() -> None:
     d = example_dict()
     del d["mesh"]["core_density"]
     with pytest.raises(ConfigError, match=re.escape("missing required key `mesh.core_density`")):
-        Parameters.from_dict(d)
+        Config.from_dict(d)
     d = example_dict()
     del d["phase_solid"]
     with pytest.raises(ConfigError, match=re.escape("missing required section `[phase_solid]`")):
-        Parameters.from_dict(d)
+        Config.from_dict(d)
 
 
 def test_did_you_mean(tmp_path: Path) -> None:
@@ -558,7 +558,7 @@ def test_legacy_keys_mapped(tmp_path: Path, caplog: pytest.LogCaptureFixture) ->
         p = load_config(write(tmp_path, text))
     assert (p.solver.method, p.solver.jacobian, p.solver.output_points) == ("bdf", "fd", 40)
     assert not caplog.records  # mapped keys are not warnings
-    q = Parameters.from_dict({**example_dict(), "energy": {**example_dict()["energy"], "use_jax_jacobian": True}})
+    q = Config.from_dict({**example_dict(), "energy": {**example_dict()["energy"], "use_jax_jacobian": True}})
     assert q.solver.jacobian == "jax"
 
 
@@ -592,14 +592,14 @@ def test_legacy_keys_warn_once_each(tmp_path: Path, caplog: pytest.LogCaptureFix
         d[section][key] = {"x": 1} if key == "core_module_params" else 0.5
     d["scalings"] = {"radius": 6371000.0, "temperature": 4000.0}
     with caplog.at_level(logging.WARNING, logger="aragog.config"):
-        p = Parameters.from_dict(d)
+        p = Config.from_dict(d)
     messages = [r.getMessage() for r in caplog.records if r.name == "aragog.config"]
     for section, key in LEGACY_IGNORED:
         hits = [m for m in messages if m.startswith(f"`{section}.{key}` has no effect in this version")]
         assert len(hits) == 1, (section, key)
     assert sum("`[scalings]` has no effect in this version" in m for m in messages) == 1
     assert len(messages) == len(LEGACY_IGNORED) + 1
-    assert p == Parameters.from_dict(example_dict())
+    assert p == Config.from_dict(example_dict())
 
 
 def test_dilatation_message(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -622,7 +622,7 @@ def test_radionuclide_name_differs_from_section(caplog: pytest.LogCaptureFixture
     d = example_dict()
     d["radionuclide_k40"] = d.pop("radionuclide_K40")
     with caplog.at_level(logging.WARNING, logger="aragog.config"):
-        p = Parameters.from_dict(d)
+        p = Config.from_dict(d)
     assert [n.name for n in p.radionuclides] == ["K40"]
     assert "radionuclide_K40" in p.to_dict()
     assert any("`[radionuclide_k40]` has name = 'K40'" in r.getMessage() for r in caplog.records)
@@ -636,7 +636,7 @@ def test_radionuclides_switch_without_sections_warns(caplog: pytest.LogCaptureFi
     del d["radionuclide_K40"]
     d["energy"]["radionuclides"] = True
     with caplog.at_level(logging.WARNING, logger="aragog.config"):
-        p = Parameters.from_dict(d)
+        p = Config.from_dict(d)
     assert p.radionuclides == []
     assert any("no [radionuclide_NAME] section" in r.getMessage() for r in caplog.records)
 
@@ -664,3 +664,18 @@ def test_docs_name_every_key() -> None:
             assert f"`{key}`" in text, (section, key)
     for section, key in [*LEGACY_IGNORED, *LEGACY_MAPPED]:
         assert f"`{section}.{key}`" in text, (section, key)
+
+
+def test_the_former_name_of_config_still_resolves_with_a_warning():
+    """``Config`` was ``Parameters`` up to release 26.12.01 (also the name of the upstream's
+    different class, aragog.parser.Parameters): the old name answers the same class, with
+    a DeprecationWarning that names the new one."""
+    import aragog
+    from aragog import config
+
+    with pytest.warns(DeprecationWarning, match="aragog.config.Config"):
+        assert config.Parameters is Config
+    with pytest.warns(DeprecationWarning, match="aragog.config.Config"):
+        assert aragog.Parameters is Config
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        config.Nope  # noqa: B018

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from aragog.cli import main
-from aragog.config import Parameters, load_config, read_config_file, to_toml
+from aragog.config import Config, load_config, read_config_file, to_toml
 from aragog.config._ini import convert
 from aragog.errors import ConfigError
 from aragog.probe import format_indices, probe_initial_state
@@ -26,7 +26,7 @@ from upstream_configs import NAMES, config_dict, render, upstream_dir, write_con
 SRC = Path(__file__).resolve().parents[1] / "src" / "aragog" / "config"
 
 
-def ini_of(params: Parameters) -> str:
+def ini_of(params: Config) -> str:
     """INI text of resolved parameters (the way an upstream user writes values)."""
     lines = []
     for section, items in params.to_dict().items():
@@ -62,7 +62,7 @@ def test_read_config_file_gives_the_same_dict_for_both_syntaxes(tmp_path: Path) 
     assert from_ini == from_toml
     assert from_ini["mesh"]["adiabatic_bulk_modulus"] == 260e9
     assert from_ini["energy"]["conduction"] is True and from_ini["mesh"]["number_of_nodes"] == 50
-    assert Parameters.from_dict(from_ini, base_dir=tmp_path) == load_config(tmp_path / "x.cfg")
+    assert Config.from_dict(from_ini, base_dir=tmp_path) == load_config(tmp_path / "x.cfg")
 
 
 @pytest.mark.parametrize("text, kind, value", [
@@ -236,7 +236,7 @@ def test_upstream_config_loads(tmp_path: Path, name: str, caplog: pytest.LogCapt
     if name == "abe_mixed_init.cfg":
         assert p.mesh.eos_method == 2 and p.mesh.eos_file == str((tmp_path / "data/test/eos_test.dat").resolve())
         assert p.initial_condition.initial_condition == 3
-    assert Parameters.from_dict(p.to_dict(), base_dir=path.parent) == p
+    assert Config.from_dict(p.to_dict(), base_dir=path.parent) == p
 
 
 @pytest.mark.parametrize("name", NAMES)

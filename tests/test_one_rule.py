@@ -1,7 +1,7 @@
 """One copy of each rule (refactoring issue, part 5).
 
 - ``energy.tidal_array``'s length and ``eos.model``'s name are checked in
-  :meth:`aragog.config.Parameters.validate` only: a config file, ``aragog validate`` and
+  :meth:`aragog.config.Config.validate` only: a config file, ``aragog validate`` and
   :class:`~aragog.solver.EntropySolver` all report the same :class:`ConfigError` line.
 - Atomic writes have one implementation, :mod:`aragog._atomic` (re-exported by
   :mod:`aragog.io._atomic`; the EOS writer and ``aragog show-config -o`` use it): a unique

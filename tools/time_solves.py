@@ -144,7 +144,7 @@ def float64():
 
 
 def params_for(config, nodes=None, mode=None, cache="none", overrides=None):
-    """The config's :class:`aragog.Parameters` with ``nodes`` (``mesh.number_of_nodes``),
+    """The config's :class:`aragog.Config` with ``nodes`` (``mesh.number_of_nodes``),
     ``mode`` (``solver.compile_mode``), the persistent cache ``cache`` and ``overrides``."""
     over = {"solver.jax_cache_dir": cache}
     if nodes:

@@ -7,7 +7,7 @@ issue on, ``EntropySolver`` and ``SolverOutput``.
 from __future__ import annotations
 
 from aragog._version import __version__
-from aragog.config import Parameters, load_config
+from aragog.config import Config, load_config
 from aragog.logs import aragog_file_logger
 from aragog.errors import AragogError, ConfigError, EOSError, StructureError
 from aragog._environment import warn_if_shared as _warn_if_shared
@@ -20,7 +20,7 @@ __all__ = [
     "EntropySolver",
     "SolverOutput",
     "load_config",
-    "Parameters",
+    "Config",
     "aragog_file_logger",
     "AragogError",
     "ConfigError",
@@ -36,4 +36,8 @@ def __getattr__(name: str):
         from aragog import solver
 
         return getattr(solver, name)
+    if name == "Parameters":  # Config's name up to 26.12.01: aragog.config warns and answers
+        from aragog import config
+
+        return config.__getattr__(name)
     raise AttributeError(f"module 'aragog' has no attribute {name!r}")

@@ -171,7 +171,7 @@ def probe_initial_state(params, mesh=None, eos_dir=None) -> ProbeResult:
     evaluate the diagnostics too and name every non-finite term.
 
     Args:
-        params: validated :class:`aragog.config.Parameters`.
+        params: validated :class:`aragog.config.Config`.
         mesh: its ``Mesh`` if already built (else built here).
         eos_dir: EOS table directory overriding ``params.eos.dir`` (``--eos-dir``).
 

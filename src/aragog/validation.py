@@ -1,6 +1,6 @@
 """Check a configuration as far as possible without integrating.
 
-:func:`check_inputs` goes beyond :meth:`Parameters.validate` (keys, types, ranges and
+:func:`check_inputs` goes beyond :meth:`Config.validate` (keys, types, ranges and
 consistency between keys): it opens and parses every file the configuration refers to —
 the EOS table directory, the structure file, the initial-entropy file — and builds the
 mesh, so that a run fails here rather than after compiling — and then evaluates the
@@ -19,7 +19,7 @@ def check_inputs(params, rhs: bool = True) -> list[str]:
     """Validate ``params`` and everything it references.
 
     Args:
-        params: a :class:`aragog.config.Parameters`.
+        params: a :class:`aragog.config.Config`.
         rhs: also evaluate the right-hand side once at the initial state
             (:func:`aragog.probe.probe_initial_state`: every term must be finite).
 

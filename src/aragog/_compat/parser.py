@@ -13,7 +13,7 @@ The classes keep the upstream's field names, defaults and checks, and the upstre
 in-place normalisation (radionuclide concentrations given in ppm become mass fractions;
 an unused inner boundary value becomes 0). They hold values only:
 :meth:`Parameters.to_config` turns them into this package's own
-:class:`aragog.config.Parameters`, which the solver runs. Every difference in meaning is
+:class:`aragog.config.Config`, which the solver runs. Every difference in meaning is
 listed in ``docs/compat.md``.
 """
 
@@ -330,8 +330,8 @@ class Parameters:
 
     # ------------------------------------------------------------------ conversion
     def to_config(self, eos_dir: str | Path | None = None, atol_scale: float = 1.0,
-                  max_steps: int | None = None) -> _config.Parameters:
-        """This package's validated :class:`aragog.config.Parameters` for these values.
+                  max_steps: int | None = None) -> _config.Config:
+        """This package's validated :class:`aragog.config.Config` for these values.
 
         Args:
             eos_dir: directory of the P-S tables (an ``EntropyEOS``'s); ``None``: the
@@ -344,7 +344,7 @@ class Parameters:
         bc, en, mesh, pm, sp = self.boundary_conditions, self.energy, self.mesh, self.phase_mixed, self.solver
         self.boundary_conditions.normalize()
         _warn_unimplemented(self)
-        native = _config.Parameters(
+        native = _config.Config(
             solver=_config.SolverParams(
                 start_time=float(sp.start_time), end_time=float(sp.end_time),
                 atol=max(float(sp.atol), 1e-8) * float(atol_scale), rtol=float(sp.rtol),

@@ -20,7 +20,7 @@ from ._params import (
     InitialConditionParams,
     MeshParams,
     OutputParams,
-    Parameters,
+    Config,
     PhaseMixedParams,
     SinglePhaseParams,
     RadionuclideParams,
@@ -41,7 +41,7 @@ __all__ = [
     "parse_overrides",
     "build_parameters",
     "to_toml",
-    "Parameters",
+    "Config",
     "SolverParams",
     "BoundaryConditionsParams",
     "MeshParams",
@@ -53,3 +53,16 @@ __all__ = [
     "EOSParams",
     "OutputParams",
 ]
+
+
+def __getattr__(name: str):
+    # Config was named Parameters up to release 26.12.01, the name of the upstream aragog's own class
+    # (aragog.parser.Parameters, a different thing). The old name still resolves, with a
+    # warning, for scripts written against those versions.
+    if name == "Parameters":
+        import warnings
+
+        warnings.warn("aragog.config.Parameters is now aragog.config.Config (aragog.parser.Parameters is "
+                      "the upstream aragog's class)", DeprecationWarning, stacklevel=2)
+        return Config
+    raise AttributeError(f"module 'aragog.config' has no attribute {name!r}")

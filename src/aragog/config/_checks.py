@@ -3,7 +3,7 @@
 Every failure is a one-line :class:`~aragog.errors.ConfigError` naming the key path
 (``section.key``) and the offending value, e.g.
 "`mesh.number_of_nodes` must be an integer, got '80.5'". Checks that involve several
-keys live in :mod:`._params` (``Parameters.validate``).
+keys live in :mod:`._params` (``Config.validate``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Earlier aragog versions read their configs as INI files (``[section]`` headers,
 ``key = value`` lines). They carry the same sections and keys as the TOML files, so an
 INI file is read into the same ``{section: {key: value}}`` dict a TOML file gives and then
-goes through exactly the same checks (:meth:`aragog.config.Parameters.from_dict`).
+goes through exactly the same checks (:meth:`aragog.config.Config.from_dict`).
 
 INI values are text. Each is converted by the kind of its key in :mod:`._schema`:
 

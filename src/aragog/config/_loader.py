@@ -1,4 +1,4 @@
-"""Reading a config file: TOML or INI syntax, then the checks of :meth:`Parameters.from_dict`.
+"""Reading a config file: TOML or INI syntax, then the checks of :meth:`Config.from_dict`.
 
 :func:`load_config` is the entry point. The syntax follows the file name:
 
@@ -7,7 +7,7 @@
   :mod:`configparser`, values typed by the schema).
 
 Both give the same ``{section: {key: value}}`` dict (:func:`read_config_file`), which
-:meth:`Parameters.from_dict` checks and completes (:mod:`._normalise`: names, legacy keys,
+:meth:`Config.from_dict` checks and completes (:mod:`._normalise`: names, legacy keys,
 paths relative to the config file's folder, overrides, required keys; then types,
 ranges and consistency). So both syntaxes have the same keys, defaults and errors; an
 error about the content is prefixed with the file's name.
@@ -28,7 +28,7 @@ from aragog.errors import ConfigError
 
 from ._ini import read_ini
 from ._normalise import Overrides, parse_overrides
-from ._params import Parameters
+from ._params import Config
 
 __all__ = ["load_config", "read_config_file", "config_syntax", "parse_overrides", "build_parameters",
            "INI_SUFFIXES"]
@@ -50,7 +50,7 @@ def read_config_file(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
     TOML values come as TOML types; INI values are converted by the schema's kinds (a
     value that does not convert, or an unknown key, is kept as text for the checks to
     report). Names are not checked and defaults not filled in: pass the result to
-    :meth:`Parameters.from_dict` (with ``base_dir`` = the file's folder) for that — which
+    :meth:`Config.from_dict` (with ``base_dir`` = the file's folder) for that — which
     is what :func:`load_config` does.
 
     Raises:
@@ -81,7 +81,7 @@ def read_config_file(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
 
 
-def load_config(path: str | os.PathLike, overrides: Overrides = None) -> Parameters:
+def load_config(path: str | os.PathLike, overrides: Overrides = None) -> Config:
     """Read, complete and validate an aragog config file (TOML, or INI for ``.cfg``/``.ini``).
 
     Args:
@@ -90,7 +90,7 @@ def load_config(path: str | os.PathLike, overrides: Overrides = None) -> Paramet
             (values parsed as TOML values; a bare word is a string).
 
     Returns:
-        Validated :class:`Parameters` with every default filled in and ``config_path`` set.
+        Validated :class:`Config` with every default filled in and ``config_path`` set.
 
     Raises:
         ConfigError: a missing or unreadable file, a syntax error (with the line), or any
@@ -100,7 +100,7 @@ def load_config(path: str | os.PathLike, overrides: Overrides = None) -> Paramet
     raw = read_config_file(path)
     config_path = path.resolve()
     try:
-        params = Parameters.from_dict(raw, base_dir=config_path.parent, overrides=overrides,
+        params = Config.from_dict(raw, base_dir=config_path.parent, overrides=overrides,
                                       config_path=config_path)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
@@ -113,7 +113,7 @@ def build_parameters(
     base_dir: str | os.PathLike | None = None,
     overrides: Overrides = None,
     config_path: Path | None = None,
-) -> Parameters:
-    """Build validated :class:`Parameters` from a config-shaped dict
-    (:meth:`Parameters.from_dict`; kept under this name for callers of earlier versions)."""
-    return Parameters.from_dict(raw, base_dir=base_dir, overrides=overrides, config_path=config_path)
+) -> Config:
+    """Build validated :class:`Config` from a config-shaped dict
+    (:meth:`Config.from_dict`; kept under this name for callers of earlier versions)."""
+    return Config.from_dict(raw, base_dir=base_dir, overrides=overrides, config_path=config_path)

@@ -1,6 +1,6 @@
 """From a config-shaped dict to complete, checked sections (no dataclasses yet).
 
-The steps :meth:`aragog.config.Parameters.from_dict` runs before it builds the section
+The steps :meth:`aragog.config.Config.from_dict` runs before it builds the section
 objects, for a dict read from either file syntax (:mod:`._loader`) or made by a caller:
 
 1. :func:`normalise`: unknown sections and keys are rejected with the nearest valid name;

@@ -1,4 +1,4 @@
-"""Typed, mutable parameter objects: one dataclass per config section, and :class:`Parameters`.
+"""Typed, mutable parameter objects: one dataclass per config section, and :class:`Config`.
 
 Attribute names are exactly the TOML key names (``docs/config.md``); defaults come from
 :mod:`._schema`. Units are SI, times in years. The objects are plain mutable dataclasses so
@@ -37,7 +37,7 @@ __all__ = [
     "RadionuclideParams",
     "EOSParams",
     "OutputParams",
-    "Parameters",
+    "Config",
     "SECTION_CLASSES",
 ]
 
@@ -45,7 +45,7 @@ logger = logging.getLogger("aragog.config")
 
 #: The bundled EOS models ``eos.model`` may name: the keys of ``aragog.eos.BUNDLED_MODELS``
 #: (config sits below eos and cannot import it; ``tests/test_one_rule.py`` checks that the
-#: two name the same models). :meth:`Parameters.validate` is the one place that checks it.
+#: two name the same models). :meth:`Config.validate` is the one place that checks it.
 BUNDLED_EOS_MODELS = ("default", "mgsio3")
 
 
@@ -164,7 +164,7 @@ class PhaseMixedParams:
     """``[phase_mixed]``: two-phase (mush) parameters and the constant-property mode.
 
     The ``const_*`` keys are ``None`` when unset. With ``const_properties = true``,
-    :meth:`Parameters.validate` fills ``const_rho, const_Cp, const_alpha, const_cond`` from
+    :meth:`Config.validate` fills ``const_rho, const_Cp, const_alpha, const_cond`` from
     ``[phase_liquid]`` (density, heat_capacity, thermal_expansivity, thermal_conductivity)
     and ``const_log10visc`` from log10(phase_liquid.viscosity); ``const_T_ref`` [K] and
     ``const_S_ref`` [J/kg/K] (T = T_ref exp((S − S_ref)/c_p)) must be given.
@@ -255,7 +255,7 @@ def validate_section(label: str, obj: Any, base_dir: Path | None = None, keys: d
 
 
 @dataclass(kw_only=True)
-class Parameters:
+class Config:
     """All parameters of one aragog run (one attribute per TOML section).
 
     Attributes:
@@ -279,7 +279,7 @@ class Parameters:
     config_path: Path | None = field(default=None, compare=False)
 
     # ------------------------------------------------------------------ validation
-    def validate(self) -> Parameters:
+    def validate(self) -> Config:
         """Re-check everything (types, ranges, consistency between keys); returns ``self``.
 
         Normalises in place: ints given for floats become floats, NumPy scalars and arrays
@@ -371,7 +371,7 @@ class Parameters:
         """The parameters as a TOML-shaped dict: ``{section: {key: value}}``.
 
         Sections in file order, radionuclides as ``radionuclide_NAME`` sections; unset
-        (``None``) keys are left out. ``Parameters.from_dict(p.to_dict()) == p``.
+        (``None``) keys are left out. ``Config.from_dict(p.to_dict()) == p``.
         """
         out: dict[str, dict[str, Any]] = {}
         for section in SECTION_ORDER:
@@ -384,7 +384,7 @@ class Parameters:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], base_dir: str | Path | None = None,
-                  overrides: Overrides = None, config_path: Path | None = None) -> Parameters:
+                  overrides: Overrides = None, config_path: Path | None = None) -> Config:
         """Build and validate parameters from a config-shaped dict (as a config file reads).
 
         Args:

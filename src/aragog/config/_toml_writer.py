@@ -14,7 +14,7 @@ from typing import Any
 
 from aragog.errors import ConfigError
 
-from ._params import Parameters
+from ._params import Config
 from ._schema import keys_of
 
 __all__ = ["to_toml", "toml_value"]
@@ -58,7 +58,7 @@ def toml_value(value: Any) -> str:
     raise ConfigError(f"cannot write a {type(value).__name__} value as TOML: {value!r}")
 
 
-def to_toml(params: Parameters) -> str:
+def to_toml(params: Config) -> str:
     """The parameters as a TOML document (every key, defaults included).
 
     ``load_config`` of the written text gives parameters equal (``==``) to ``params``.

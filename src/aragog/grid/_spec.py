@@ -190,7 +190,7 @@ def grid_from_dict(raw: Mapping[str, Any], base_dir: str | os.PathLike | None = 
 
 
 def point_parameters(spec: GridSpec, points: list[GridPoint] | None = None) -> list:
-    """Build and validate every point's :class:`aragog.config.Parameters` (in order).
+    """Build and validate every point's :class:`aragog.config.Config` (in order).
 
     Raises:
         ConfigError: the first invalid point, naming the point (index and axis values), the

@@ -44,7 +44,7 @@ def derive(params, eos_dir=None, *, mesh=None, cache: DerivedInputs | None = Non
     """Everything a solve of validated ``params`` runs on (:class:`Derived`).
 
     Args:
-        params: validated :class:`aragog.config.Parameters`.
+        params: validated :class:`aragog.config.Config`.
         eos_dir: an EOS table directory overriding ``params.eos.dir`` (``--eos-dir``).
         mesh: the mesh of ``params.mesh`` if already built (else built here).
         cache: a :class:`DerivedInputs` that keeps the mesh and EOS data between calls.

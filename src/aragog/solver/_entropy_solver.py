@@ -51,7 +51,7 @@ class EntropySolver:
     """Integrates the entropy equation of a mantle (docs/physics.md) with CVODE or scipy.
 
     Args:
-        params: validated :class:`aragog.config.Parameters`; kept as ``self.parameters``
+        params: validated :class:`aragog.config.Config`; kept as ``self.parameters``
             and re-validated by :meth:`reset`.
         eos_dir: directory of SPIDER tables overriding ``params.eos.dir`` (CLI ``--eos-dir``).
 
@@ -80,7 +80,7 @@ class EntropySolver:
     _background_programs: tuple[str, ...] = ("diagnostics",)
 
     def __init__(self, params, *, eos_dir: str | Path | None = None):
-        self._params = params  # native Parameters (see the ``parameters`` property)
+        self._params = params  # native Config (see the ``parameters`` property)
         self.eos_dir = eos_dir
         self._pair = None  # the compiled programs in use (JitPair or BlockPrograms)
         self._key = None
@@ -106,7 +106,7 @@ class EntropySolver:
 
     @property
     def parameters(self):
-        """The :class:`aragog.config.Parameters` of this solver: change values here between
+        """The :class:`aragog.config.Config` of this solver: change values here between
         solves, then call :meth:`reset`."""
         return self._params
 

@@ -1,4 +1,4 @@
-"""From validated :class:`~aragog.config.Parameters` to the physics' static options and
+"""From validated :class:`~aragog.config.Config` to the physics' static options and
 traced inputs.
 
 The split is the whole performance idea of docs/design.md ("The performance idea"):
@@ -57,14 +57,14 @@ def load_tables(params, eos_dir: str | Path | None = None):
     directory = eos_dir or params.eos.dir
     if directory:
         return eos.load_table_set(directory)
-    return eos.default_table_set(model=params.eos.model)  # eos.model checked by Parameters.validate
+    return eos.default_table_set(model=params.eos.model)  # eos.model checked by Config.validate
 
 
 def tidal_per_cell(params, n_cells: int) -> np.ndarray:
     """``energy.tidal_array`` broadcast to one value per cell [W/kg].
 
-    Its length (1 or one per cell) is checked by :meth:`Parameters.validate
-    <aragog.config.Parameters.validate>`, which every caller runs first.
+    Its length (1 or one per cell) is checked by :meth:`Config.validate
+    <aragog.config.Config.validate>`, which every caller runs first.
     """
     tidal = np.asarray(params.energy.tidal_array, dtype=np.float64).ravel()
     return np.array(np.broadcast_to(tidal, (n_cells,)))

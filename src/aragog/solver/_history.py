@@ -28,7 +28,7 @@ def run_history(times, outputs, step_scalars, mesh, params, *, status: int, mess
             scalars; ``None`` for a scalar the run does not have).
         step_scalars: further scalar series (K,) (the energy step fields).
         mesh: the mesh of the latest solve (``r_stag``, ``r_basic``).
-        params: the run's :class:`aragog.config.Parameters` (``output.snapshots``; written
+        params: the run's :class:`aragog.config.Config` (``output.snapshots``; written
             as the ``config`` attribute).
         status, message: the last solve's status and message.
         integrator: the name of the integrator (an attribute of the file).
