@@ -48,6 +48,20 @@ def fmt(v, w=11):
     return f"{v:>{w}.5g}"
 
 
+def case_differences(a: dict, b: dict) -> list[str]:
+    """The keys in which two runs' cases differ: the solver config and the upstream
+    parameters PROTEUS set (``section.key``)."""
+    def flat(d: dict) -> dict:
+        out = dict((d.get("config") or {}))
+        for section, values in ((d.get("setup") or {}).get("upstream_parameters") or {}).items():
+            for key, value in (values.items() if isinstance(values, dict) else [("", values)]):
+                out[f"{section}.{key}".rstrip(".")] = value
+        return out
+
+    fa, fb = flat(a), flat(b)
+    return sorted(k for k in set(fa) | set(fb) if fa.get(k) != fb.get(k))
+
+
 def main(argv):
     show_all = "--all" in argv
     files = [a for a in argv if not a.startswith("--")]
@@ -59,6 +73,10 @@ def main(argv):
               f"total wall {num(d.get('total_wall_s')):.1f} s, stopped: {d.get('stopped')}, ok={d.get('ok')}")
         if d.get("error"):
             print(f"           ERROR at {d['error']['stage']}: {d['error']['type']}: {d['error']['message']}")
+        print(f"           PROTEUS {(d.get('proteus') or {}).get('commit') or 'commit not recorded'}")
+    differ = case_differences(ours, up)
+    if differ:
+        print(f"WARNING: the two runs are not the same case: they differ in {', '.join(differ)}")
     co = {c["call"]: c for c in ours["calls"]}
     cu = {c["call"]: c for c in up["calls"]}
     calls = sorted(set(co) | set(cu))

@@ -64,6 +64,7 @@ import math
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import time
 import traceback
@@ -409,6 +410,19 @@ def core_energy_flux(solver, out) -> float | None:
         return f"unavailable: {type(exc).__name__}: {exc}"
 
 
+def proteus_checkout() -> dict:
+    """Which PROTEUS this run imports: its source folder and, when that is a git checkout,
+    the commit. Two runs compare only on the same PROTEUS: its defaults (tolerances, grain
+    size, separation model, table layout) decide the case."""
+    try:
+        done = subprocess.run(["git", "-C", str(PROTEUS_SRC), "rev-parse", "HEAD"], capture_output=True,
+                              text=True, timeout=30)
+        commit = done.stdout.strip() if done.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired):
+        commit = None
+    return {"src": str(PROTEUS_SRC), "commit": commit}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -446,6 +460,7 @@ def main(argv=None):
     record = {
         "interpreter": sys.executable,
         "argv": sys.argv,
+        "proteus": proteus_checkout(),
         "harness": {"stubs": [], "F_atm": F_ATM, "T_eqm": T_EQM, "dt0": args.dt0, "dt_cap": args.dt_cap,
                     "outdir": str(outdir), "FWL_DATA": os.environ["FWL_DATA"]},
         "calls": [],
