@@ -50,7 +50,7 @@ def make_inputs(constant=False, n_nodes=7, mass_coordinates=True, **boundary):
     return ph.as_float64(ph.PhysicsInputs(
         mesh=mesh, eos=eos.ConstantParams() if constant else _tables(), material=eos.MaterialParams(),
         transport=ph.TransportInputs(), boundary=ph.BoundaryInputs(**bp),
-        heating=ph.earth_heating_params(n, tidal=jnp.linspace(1e-10, 3e-10, n)),
+        heating=ph.earth_heating_inputs(n, tidal=jnp.linspace(1e-10, 3e-10, n)),
         scales=ph.Scales(S=1000.0, t=ph.SECONDS_PER_YEAR, dSdr=1e-4, T=1000.0),
     ))
 

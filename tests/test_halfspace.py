@@ -150,7 +150,7 @@ def _mesh_inputs(n_nodes):
     n = mesh.number_of_cells
     return ph.as_float64(ph.PhysicsInputs(
         mesh=mesh, eos=eos.ConstantParams(), material=eos.MaterialParams(), transport=ph.TransportInputs(),
-        boundary=ph.BoundaryInputs(outer_boundary_value=1500.0), heating=ph.earth_heating_params(n),
+        boundary=ph.BoundaryInputs(outer_boundary_value=1500.0), heating=ph.earth_heating_inputs(n),
         scales=ph.Scales(S=1000.0, t=SECONDS_PER_YEAR, dSdr=1e-4)))
 
 

@@ -67,7 +67,7 @@ def _inputs(n_nodes=9):
     return ph.as_float64(ph.PhysicsInputs(
         mesh=mesh, eos=eos.default_table_set().to_jax(), material=eos.MaterialParams(),
         transport=ph.TransportInputs(grain_size=0.1), boundary=ph.BoundaryInputs(outer_boundary_value=1e4, T_eq=273.0),
-        heating=ph.earth_heating_params(mesh.number_of_cells), scales=ph.Scales()))
+        heating=ph.earth_heating_inputs(mesh.number_of_cells), scales=ph.Scales()))
 
 
 _diag = jax.jit(ph.diagnostics, static_argnums=3)

@@ -47,7 +47,7 @@ def make_inputs(constant=False, n_nodes=7, mass_coordinates=True, outer_radius=R
         material=eos.MaterialParams(),
         transport=ph.TransportInputs(**tp),
         boundary=ph.BoundaryInputs(**bp),
-        heating=ph.earth_heating_params(n, tidal=jnp.linspace(1e-10, 3e-10, n)),
+        heating=ph.earth_heating_inputs(n, tidal=jnp.linspace(1e-10, 3e-10, n)),
         scales=ph.Scales(S=1000.0, t=ph.SECONDS_PER_YEAR, dSdr=1e-4),
     ))
 

@@ -18,7 +18,7 @@ GYR = 1e9 * ph.SECONDS_PER_YEAR
 
 @pytest.fixture(scope="module")
 def earth():
-    return ph.earth_heating_params(4)
+    return ph.earth_heating_inputs(4)
 
 
 def test_radiogenic_heating_at_start(earth):
@@ -110,7 +110,7 @@ def _closed_box(mesh, constant_properties):
     inputs = ph.as_float64(ph.PhysicsInputs(
         mesh=mesh, eos=material, material=eos.MaterialParams(), transport=ph.TransportInputs(),
         boundary=ph.BoundaryInputs(outer_boundary_value=0.0, cmb_flux=0.0),
-        heating=ph.earth_heating_params(n), scales=ph.Scales(S=1000.0, t=ph.SECONDS_PER_YEAR, dSdr=1e-3)))
+        heating=ph.earth_heating_inputs(n), scales=ph.Scales(S=1000.0, t=ph.SECONDS_PER_YEAR, dSdr=1e-3)))
     return inputs, options
 
 

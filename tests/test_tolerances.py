@@ -17,7 +17,7 @@ def _inputs(n_nodes=41):
     depth = float(mesh.outer_radius) - float(mesh.inner_radius)
     return ph.PhysicsInputs(
         mesh=mesh, eos=None, material=eos.MaterialParams(), transport=ph.TransportInputs(),
-        boundary=ph.BoundaryInputs(), heating=ph.earth_heating_params(mesh.number_of_cells),
+        boundary=ph.BoundaryInputs(), heating=ph.earth_heating_inputs(mesh.number_of_cells),
         scales=ph.Scales(S=1000.0, dSdr=1000.0 / depth))
 
 

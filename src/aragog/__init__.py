@@ -39,5 +39,5 @@ def __getattr__(name: str):
     if name == "Parameters":  # Config's name up to 26.12.01: aragog.config warns and answers
         from aragog import config
 
-        return config.__getattr__(name)
+        return getattr(config, name)
     raise AttributeError(f"module 'aragog' has no attribute {name!r}")

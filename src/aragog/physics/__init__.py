@@ -12,7 +12,7 @@ Typical use::
     inputs = physics.as_float64(physics.PhysicsInputs(
         mesh=mesh, eos=eos.default_table_set().to_jax(), material=eos.MaterialParams(),
         transport=physics.TransportInputs(), boundary=physics.BoundaryInputs(),
-        heating=physics.earth_heating_params(mesh.number_of_cells), scales=physics.Scales()))
+        heating=physics.earth_heating_inputs(mesh.number_of_cells), scales=physics.Scales()))
     options = physics.PhysicsOptions(outer_boundary_condition=1, core_bc="energy_balance")
     f = jax.jit(physics.rhs, static_argnums=3)
     y0 = physics.join_state(S_cells, None, inputs, options)
@@ -39,7 +39,7 @@ from aragog.physics._core import (
 from aragog.physics._heating import (
     EARTH_RADIONUCLIDES,
     cell_heating,
-    earth_heating_params,
+    earth_heating_inputs,
     radiogenic_energy,
     radiogenic_heating,
 )
@@ -125,7 +125,7 @@ __all__ = [
     "radiogenic_heating",
     "radiogenic_energy",
     "cell_heating",
-    "earth_heating_params",
+    "earth_heating_inputs",
     "EARTH_RADIONUCLIDES",
     # boundary conditions
     "surface_entropy_for_temperature",

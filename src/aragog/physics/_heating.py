@@ -28,7 +28,7 @@ from aragog.units import PPM, SECONDS_PER_YEAR
 
 __all__ = [
     "EARTH_RADIONUCLIDES",
-    "earth_heating_params",
+    "earth_heating_inputs",
     "radiogenic_heating",
     "radiogenic_energy",
     "cell_heating",
@@ -47,7 +47,7 @@ EARTH_RADIONUCLIDES = {
 EARTH_T0_YEARS = 4.55e9
 
 
-def earth_heating_params(n_cells: int, tidal=0.0) -> HeatingInputs:
+def earth_heating_inputs(n_cells: int, tidal=0.0) -> HeatingInputs:
     """:class:`HeatingInputs` with the Earth-like isotopes of docs/physics.md, "Heating" (SI,
     seconds) and a tidal array of ``n_cells`` values (``tidal`` broadcast) [W/kg]."""
     data = np.array(list(EARTH_RADIONUCLIDES.values()), dtype=np.float64)

@@ -70,7 +70,7 @@ def tidal_per_cell(params, n_cells: int) -> np.ndarray:
     return np.array(np.broadcast_to(tidal, (n_cells,)))
 
 
-def heating_params(params, n_cells: int) -> physics.HeatingInputs:
+def heating_inputs(params, n_cells: int) -> physics.HeatingInputs:
     """Radionuclides of the ``[radionuclide_*]`` sections (SI, seconds) and the tidal array."""
     nuclides = params.radionuclides
     col = lambda name: np.array([getattr(n, name) for n in nuclides], dtype=np.float64)  # noqa: E731
@@ -118,7 +118,7 @@ def physics_inputs(params, mesh, eos_data) -> physics.PhysicsInputs:
     scales = physics.Scales(S=ENTROPY_SCALE, t=SECONDS_PER_YEAR, dSdr=ENTROPY_SCALE / depth)
     inputs = physics.PhysicsInputs(
         mesh=mesh, eos=eos_data, material=material, transport=transport, boundary=boundary,
-        heating=heating_params(params, int(mesh.r_stag.shape[0])), scales=scales,
+        heating=heating_inputs(params, int(mesh.r_stag.shape[0])), scales=scales,
     )
     # Host float64 leaves for the small parameters (the JitPair packs and transfers them once
     # per solve); the table arrays are float64 JAX arrays and stay put (the mesh is host arrays).
