@@ -5,17 +5,27 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 
-# The persistent compilation cache is on by default (the user's cache directory). Tests
-# count traces and compiles per program, so none of them may load a program that a
-# developer's earlier run (or another test worker) stored: the suite runs without it, and
-# tests of the cache name their own temporary directories (tests/test_cache.py). Set here,
-# at collection, so that subprocesses the tests start inherit it; JAX's own variable is
-# dropped before JAX is imported, so it cannot open a cache of its own either.
-os.environ["ARAGOG_JAX_CACHE_DIR"] = "none"
+# The persistent compilation cache is on by default (the user's cache directory). The suite
+# never reads a developer's cache: it runs with a store of its own, a temporary directory
+# made by the first process that loads this file (pytest's controller, before it starts
+# the pytest-xdist workers) and removed when that process ends. Every worker and every
+# subprocess the tests start inherits it through $ARAGOG_JAX_CACHE_DIR, so a program of
+# one static key is compiled once per run, not once per process (a grid's worker, the
+# CLI, a second solver after a test cleared the in-memory programs). Set
+# $ARAGOG_TEST_STORE to keep one between runs. Tests that count what they trace and
+# compile, or that are about the cache itself, are marked ``cold_compiles``: they run as
+# in a process with the cache off (the fixture ``_cold_compiles`` below). JAX's own
+# variable is dropped before JAX is imported, so it cannot open a cache of its own.
+_STORE_VAR = "ARAGOG_TEST_STORE"
+_OWN_STORE = _STORE_VAR not in os.environ
+if _OWN_STORE:
+    os.environ[_STORE_VAR] = tempfile.mkdtemp(prefix="aragog-test-store-")
+os.environ["ARAGOG_JAX_CACHE_DIR"] = os.environ[_STORE_VAR]
 os.environ.pop("JAX_COMPILATION_CACHE_DIR", None)
 
 # Compiling is most of the suite's time. The suite, as the caller, compiles every program
@@ -42,6 +52,38 @@ REPO = Path(__file__).resolve().parents[1]
 INPUT = REPO / "input"
 # Third-party reference tables live beside the project, never inside it (shared/data/README.md).
 SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def pytest_unconfigure(config):
+    if _OWN_STORE:
+        shutil.rmtree(os.environ[_STORE_VAR], ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _cold_compiles(request, monkeypatch):
+    """For a test marked ``cold_compiles``: no persistent cache, as in a fresh process with
+    it off: the process's active cache (directory and store) is set aside for the test and
+    put back after it, and its subprocesses get ``ARAGOG_JAX_CACHE_DIR=none`` (a test may
+    still name a directory of its own). Reads the two modules' private state: the cache is
+    deliberately one per process, so no public call takes it back."""
+    if request.node.get_closest_marker("cold_compiles") is None:
+        yield
+        return
+    from aragog import _executable_store as executable_store
+    from aragog.solver import _persistent_cache as persistent_cache
+
+    state, store = dict(persistent_cache._state), executable_store.executable_store()
+    persistent_cache._state.update(directory=None, choice=None)
+    executable_store.set_executable_store(None)
+    monkeypatch.setenv("ARAGOG_JAX_CACHE_DIR", "none")
+    try:
+        yield
+    finally:
+        persistent_cache._state.update(state)
+        if store is None:
+            executable_store.set_executable_store(None)
+        else:
+            executable_store.set_executable_store(store.directory, store.max_bytes)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -88,6 +88,7 @@ def test_blocks_solve_agrees_with_fused_to_the_integration_spread():
     assert out["blocks"].T_magma == pytest.approx(out["fused"].T_magma, rel=1e-6)
 
 
+@pytest.mark.cold_compiles
 def test_blocks_compile_once_and_are_shared_between_solvers():
     clear_shared_programs()
     overrides = {"mesh.number_of_nodes": 12, "solver.end_time": 5.0}
@@ -118,6 +119,7 @@ def test_blocks_mode_is_selected_by_config_and_reported():
     assert {"block:structure", "block:thermal"} <= set(solver.jit_stats)
 
 
+@pytest.mark.cold_compiles
 def test_log_reports_compiles_from_the_counters(caplog):
     """One INFO line per program actually compiled, none on later solves, and a reuse line
     for a second solver of the same static key."""

@@ -26,6 +26,9 @@ from aragog.solver import _persistent_cache as cc
 
 from conftest import INPUT, REPO
 
+# About the persistent cache itself: no shared store (tests/conftest.py).
+pytestmark = pytest.mark.cold_compiles
+
 EARTH = INPUT / "earth.toml"
 CACHE_VARS = ("ARAGOG_JAX_CACHE_DIR", "JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
               "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "JAX_COMPILATION_CACHE_MAX_SIZE")

@@ -13,7 +13,7 @@ interpreters see through the file system. What is raced:
 
 The tests assert on contents, counters and log records, never on wall time. Child
 processes name their cache directories explicitly (``solver.jax_cache_dir``, which beats
-the ``ARAGOG_JAX_CACHE_DIR=none`` that tests/conftest.py sets for the whole session).
+the suite's shared store in ``ARAGOG_JAX_CACHE_DIR``, tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -36,6 +36,9 @@ import numpy as np
 import pytest
 
 from conftest import INPUT
+
+# About the persistent cache itself: no shared store (tests/conftest.py).
+pytestmark = pytest.mark.cold_compiles
 
 EARTH = INPUT / "earth.toml"
 _CTX = mp.get_context("spawn")

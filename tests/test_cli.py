@@ -147,6 +147,7 @@ def test_run_bad_config_no_traceback(tmp_path):
 
 
 # --------------------------------------------------------------------------- aragog info
+@pytest.mark.cold_compiles
 def test_info_json_names_what_is_installed(capsys):
     """`aragog info --json`: this package and where it came from, JAX's devices, the CVODE
     library the solver would load (the same dict as the backends report) and both caches."""

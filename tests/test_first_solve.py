@@ -21,6 +21,9 @@ from aragog.solver import clear_shared_programs
 
 from conftest import INPUT
 
+# Counts each program's traces, compiles and loads: no shared store (tests/conftest.py).
+pytestmark = pytest.mark.cold_compiles
+
 EARTH = INPUT / "earth.toml"
 
 

@@ -199,7 +199,7 @@ def test_collected_grid_puts_each_point_at_its_axis_values(tmp_path, client):
     path = _grid(tmp_path, {"mesh.outer_radius": [6.0e6, 6.371e6],
                             "initial_condition.surface_temperature": [3800.0, 3900.0, 4000.0]},
                  extra_set={"solver.end_time": 5.0})
-    ds = run_grid(path, client, out=tmp_path / "out", cache_dir=tmp_path / "cache", progress=False)
+    ds = run_grid(path, client, out=tmp_path / "out", progress=False)  # the suite's shared store
     assert ds["T_magma"].dims == ("outer_radius", "surface_temperature", "time")
     assert list(json.loads((tmp_path / "out" / "grid.json").read_text())["axes"]) == [
         "mesh.outer_radius", "initial_condition.surface_temperature"]
@@ -248,7 +248,7 @@ def test_failing_point_is_recorded_and_the_grid_goes_on(tmp_path, client):
     from aragog.grid import run_grid
 
     path = _grid(tmp_path, {"solver.max_steps": [1, 100000]})
-    run_grid(path, client, out=tmp_path / "out", cache_dir=tmp_path / "cache", progress=False, collect=False)
+    run_grid(path, client, out=tmp_path / "out", progress=False, collect=False)  # the suite's shared store
     records = GridFolder(tmp_path / "out").records()
     assert records[0].status == "failed" and "too many steps" in records[0].message
     assert records[0].solver_status < 0 and records[0].stopped_early
@@ -308,8 +308,8 @@ def test_ctrl_c_keeps_finished_points_and_resume_completes(tmp_path):
     path = _grid(tmp_path, {"initial_condition.surface_temperature": [3700.0, 3800.0, 3900.0, 4000.0]},
                  extra_set={"solver.end_time": 40.0})
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "aragog.cli", "grid", "run", str(path), "--out", str(out), "--workers", "1",
-           "--cache-dir", str(tmp_path / "cache")]
+    # The suite's shared compile store (tests/conftest.py): the points need not compile.
+    cmd = [sys.executable, "-m", "aragog.cli", "grid", "run", str(path), "--out", str(out), "--workers", "1"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 240

@@ -48,8 +48,8 @@ def _tiny_solve(repo: str) -> int:
     """A 20-node, 10-year Earth solve; its status (0 = reached end_time)."""
     from aragog import EntropySolver, load_config
 
+    # The suite's shared compile store (tests/conftest.py), inherited by the worker.
     overrides = {"mesh.number_of_nodes": 20, "solver.end_time": 10.0}
-    overrides["solver.jax_cache_dir"] = "none"
     solver = EntropySolver(load_config(f"{repo}/input/earth.toml", overrides=overrides))
     solver.initialize()
     solver.solve()

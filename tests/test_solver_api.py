@@ -171,6 +171,7 @@ def test_entropy_outside_the_tables_is_refused(solved, tmp_path, caplog):
     solved.set_initial_entropy(before)
 
 
+@pytest.mark.cold_compiles
 def test_clear_caches_empties_the_in_memory_programs(solved):
     """``aragog.clear_caches()``: a solver of a key already compiled in this process takes
     the shared programs (no trace); after the call the next one traces and compiles them

@@ -13,6 +13,9 @@ import pytest
 
 from conftest import INPUT, REPO
 
+# The tool reports each program's compiles and their source: no shared store (tests/conftest.py).
+pytestmark = pytest.mark.cold_compiles
+
 CONFIG = str(INPUT / "earth.toml")
 
 
