@@ -62,6 +62,7 @@ def paths(scratch: Path) -> dict:
     res["fused"] = {"status": out.status, "dtype": str(np.asarray(out.T_stag).dtype),
                     "T_top": last(out.T_stag), "F": last(out.heat_flux), "E_th": float(out.E_th),
                     "dSdr_cmb": float(out.dSdr_cmb)}
+    res["stored"] = solver.programs_stored()  # aragog's persistent store holds its programs
     solver.parameters.boundary_conditions.emissivity = 0.5
     solver.reset()
     solver.solve()

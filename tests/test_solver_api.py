@@ -171,11 +171,12 @@ def test_entropy_outside_the_tables_is_refused(solved, tmp_path, caplog):
     solved.set_initial_entropy(before)
 
 
-@pytest.mark.cold_compiles
 def test_clear_caches_empties_the_in_memory_programs(solved):
     """``aragog.clear_caches()``: a solver of a key already compiled in this process takes
-    the shared programs (no trace); after the call the next one traces and compiles them
-    again, the probe's program too, and the bundled tables are read again (equal values)."""
+    the shared programs (no trace); after the call the next one builds them again (compiles
+    them, or loads them from the persistent store: the suite's shared one, tests/conftest.py;
+    never from memory), the probe's program too, and the bundled tables are read again
+    (equal values)."""
     import aragog
     from aragog import eos
     from aragog.probe import probe_initial_state
@@ -189,7 +190,8 @@ def test_clear_caches_empties_the_in_memory_programs(solved):
     fresh = EntropySolver(params)
     fresh.initialize()
     fresh.solve()
-    assert fresh.jit_stats["rhs"]["traces"] == 1 and fresh.jit_stats["rhs"]["compiles"] == 1
+    rhs = fresh.jit_stats["rhs"]
+    assert rhs["compiles"] + rhs["loads"] == 1 and rhs["source"] in ("compiled", "disk"), rhs
     assert probe_initial_state(params).summary()
     reread = eos.default_table_set()
     assert reread is not tables and np.array_equal(reread.melt.T, tables.melt.T)

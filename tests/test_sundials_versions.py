@@ -59,7 +59,7 @@ _SOLVE_SCRIPT = textwrap.dedent("""
 
 def _run(script: str, library: str | None, *args: str, store: Path | None = None) -> dict:
     """``script`` in a process of its own with ``library`` as its CVODE; ``store``: aragog's
-    persistent store for the process (default: the suite's, none)."""
+    persistent store for the process (default: the suite's shared one, tests/conftest.py)."""
     env = {k: v for k, v in os.environ.items() if k != "ARAGOG_SUNDIALS_CVODE"}
     if library is not None:
         env["ARAGOG_SUNDIALS_CVODE"] = library
@@ -127,15 +127,16 @@ def test_binding_agrees_between_sundials_6_and_7():
     assert a["t_event"] == pytest.approx(b["t_event"], rel=1e-7)
 
 
-def test_demo_planet_agrees_between_sundials_6_and_7(tmp_path):
+def test_demo_planet_agrees_between_sundials_6_and_7():
     """1000 yr of the demo planet (30 nodes) with each major: end entropy to 1e-7 relative
     (the integrators' tolerance is rtol 1e-8; the two builds take different steps). The
-    second process loads the first one's compiled programs from a shared store: XLA's
-    programs do not depend on the CVODE library, so only the integration differs."""
+    second process loads the first one's compiled programs from the suite's shared store
+    (tests/conftest.py): XLA's programs do not depend on the CVODE library, so only the
+    integration differs."""
     libs = _libraries()
     if len(libs) < 2:
         pytest.skip(f"only SUNDIALS {', '.join(libs)} here")
     config = str(INPUT / "earth.toml")
-    a, b = (_run(_SOLVE_SCRIPT, libs[m], config, store=tmp_path / "store") for m in ("6", "7"))
+    a, b = (_run(_SOLVE_SCRIPT, libs[m], config) for m in ("6", "7"))
     assert a["status"] == 0 and b["status"] == 0
     np.testing.assert_allclose(a["S"], b["S"], rtol=1e-7)
