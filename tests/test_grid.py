@@ -306,7 +306,7 @@ def test_ctrl_c_keeps_finished_points_and_resume_completes(tmp_path):
     """The CLI interrupted (SIGINT) after its first point: exit 130 with a one-line hint,
     finished points kept; `--resume` runs only the rest and exits 0."""
     path = _grid(tmp_path, {"initial_condition.surface_temperature": [3700.0, 3800.0, 3900.0, 4000.0]},
-                 extra_set={"solver.end_time": 40.0})
+                 extra_set={"solver.end_time": 200.0})  # 2-3 s a point: SIGINT lands while points run
     out = tmp_path / "out"
     # The suite's shared compile store (tests/conftest.py): the points need not compile.
     cmd = [sys.executable, "-m", "aragog.cli", "grid", "run", str(path), "--out", str(out), "--workers", "1"]
