@@ -46,9 +46,14 @@ stamp=.venv/.aragog-installed
 want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! .venv/bin/python -c "import aragog, jax, netCDF4" 2>/dev/null; then
     log "installing aragog and its dependencies into .venv (first time: a few minutes)"
-    # --no-compile: no byte-compiling of every installed module (jax, scipy, dask...: about
-    # 30 of a clean install's 50 s on 2 cores); Python compiles what it imports, once.
+    # pip byte-compiles what it installs one file after another (about 30 of a clean
+    # install's 50 s on 2 cores); compileall does it on every core. The .pyc files must be
+    # written here: with PYTHONDONTWRITEBYTECODE set, no process writes them later, and each
+    # would compile jax, scipy and dask from source again (~2 s a process start). A file
+    # that does not compile (a package's own test data) only costs its .pyc.
     .venv/bin/python -m pip install -q --no-compile -e ".[test]" 2>&1 | grep -v -E "^WARNING: Location|^\s*$" >&2 || true
+    .venv/bin/python -m compileall -q -j 0 "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" \
+        src >/dev/null 2>&1 || true
     .venv/bin/python -c "import aragog, jax, netCDF4" || { log "installation failed"; exit 1; }
     echo "$want" > "$stamp"
 fi
