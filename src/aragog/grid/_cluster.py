@@ -10,6 +10,12 @@ A worker that dies mid-task (segfault, out-of-memory kill, ``os._exit``) costs t
 one retry on another worker; a second death raises :class:`distributed.KilledWorker`
 (``allowed_failures=1`` on the schedulers we create; an external scheduler keeps its own
 ``distributed.scheduler.allowed-failures``, 3 by default).
+
+Ctrl-C belongs to the process that opened the client. A terminal sends SIGINT to its whole
+foreground process group, local worker processes included; they ignore it (see
+:class:`IgnoreInterrupt`), so the controller alone stops the grid and closes its cluster,
+and the workers' dask logs are held back while they close (closed-comm noise is not the
+user's concern). Workers of an external scheduler are left as they are.
 """
 
 from __future__ import annotations
@@ -19,7 +25,9 @@ import logging
 import os
 import re
 import shlex
+import signal
 import sys
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
@@ -154,6 +162,53 @@ class PreloadSolver(WorkerPlugin):
         jax.devices()
 
 
+class IgnoreInterrupt(WorkerPlugin):
+    """Ignore SIGINT in a worker process we started: Ctrl-C at a terminal reaches every
+    process of its group, and a worker that raised KeyboardInterrupt would print its
+    traceback while the controller closes the cluster in order anyway.
+
+    Local workers are also spawned with SIGINT ignored (:func:`_interrupts_ignored`), which
+    covers their start-up; this plugin covers workers that the nanny restarts later and
+    Slurm workers. It acts only in the worker's main thread (where Python handles signals).
+    """
+
+    name = "aragog-ignore-interrupt"
+
+    def setup(self, worker: distributed.Worker) -> None:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _hush_dask_logs() -> None:
+    """In a worker about to be closed: dask's own messages at CRITICAL only (a heartbeat
+    that meets the closing scheduler, a running task cancelled by the close)."""
+    for name in ("distributed", "tornado"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def _hush_workers(client: distributed.Client, timeout: float = 5.0) -> None:
+    """Run :func:`_hush_dask_logs` on the client's workers; waits at most ``timeout``
+    seconds, and any failure only means the noise is not held back."""
+    with contextlib.suppress(Exception):
+        # callback_timeout: Client.sync's bound on the wait (a worker stuck in a solve
+        # must not hold up a Ctrl-C).
+        client.run(_hush_dask_logs, on_error="ignore", callback_timeout=timeout)
+
+
+@contextlib.contextmanager
+def _interrupts_ignored() -> Iterator[None]:
+    """SIGINT ignored in this process meanwhile, so that the processes it spawns inherit
+    that; restored after. Does nothing outside the main thread (no signal handling there)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _worker_env(worker_env: Mapping[str, str] | None) -> dict[str, str]:
     """One-thread BLAS/OpenMP variables, then ``worker_env`` on top (strings)."""
     env = dict(ONE_THREAD_ENV)
@@ -194,7 +249,7 @@ def _local_cluster(n_workers: int | None, pin_cpus: bool | None, env: dict[str, 
         pin_cpus = n <= len(cpus)
     elif pin_cpus and n > len(cpus):
         raise ValueError(f"pin_cpus needs n_workers <= {len(cpus)} available CPUs, got {n}")
-    with _spawn_environ({k: env[k] for k in ONE_THREAD_ENV}):
+    with _spawn_environ({k: env[k] for k in ONE_THREAD_ENV}), _interrupts_ignored():
         cluster = distributed.LocalCluster(
             n_workers=n,
             threads_per_worker=1,
@@ -285,7 +340,10 @@ def open_client(
     env = _worker_env(worker_env)
     stack = contextlib.ExitStack()
     try:
-        yield _connect(stack, scheduler, slurm, n_workers, pin_cpus, env, join_timeout)
+        client = _connect(stack, scheduler, slurm, n_workers, pin_cpus, env, join_timeout)
+        if scheduler is None:  # our own workers: closed with the client (last in, first out)
+            stack.callback(_hush_workers, client)
+        yield client
     finally:
         with _quiet_shutdown():
             stack.close()  # the client, then the cluster (also on exceptions, Ctrl-C)
@@ -303,7 +361,8 @@ def _connect(stack, scheduler, slurm, n_workers, pin_cpus, env, join_timeout) ->
         cluster.scale(jobs=slurm.jobs)
         client = distributed.Client(cluster)
         stack.callback(client.close)
-        client.register_plugin(PreloadSolver())  # also on workers that join later
+        client.register_plugin(IgnoreInterrupt())  # also on workers that join later
+        client.register_plugin(PreloadSolver())
         _wait_for_slurm_worker(client, slurm, join_timeout)
         return client
     cluster, plugin = _local_cluster(n_workers, pin_cpus, env)
@@ -312,5 +371,6 @@ def _connect(stack, scheduler, slurm, n_workers, pin_cpus, env, join_timeout) ->
     stack.callback(client.close)
     if plugin is not None:
         client.register_plugin(plugin)
+    client.register_plugin(IgnoreInterrupt())
     client.register_plugin(PreloadSolver())
     return client
