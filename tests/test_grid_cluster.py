@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ import distributed
 import pytest
 
 from aragog.grid import SlurmOptions, open_client
+# private: the workers' one-thread env and the Slurm job script
 from aragog.grid._cluster import ONE_THREAD_ENV, slurm_job_script
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,6 +36,7 @@ def _worker_view() -> dict:
         "cpus": sorted(os.sched_getaffinity(0)),
         "env": {k: os.environ.get(k) for k in [*ONE_THREAD_ENV, "ARAGOG_TEST_VAR", "XLA_FLAGS"]},
         "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
+        "ignores_sigint": signal.getsignal(signal.SIGINT) == signal.SIG_IGN,
     }
 
 
@@ -69,9 +72,13 @@ def _views(client: distributed.Client) -> list[dict]:
 @pytest.mark.skipif(len(CPUS) < 2, reason="needs 2 CPUs to pin 2 workers")
 def test_local_workers_have_one_thread_and_distinct_cpus(monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "7")  # ours must win in the workers
+    handler = signal.getsignal(signal.SIGINT)
     with open_client(n_workers=2, worker_env={"ARAGOG_TEST_VAR": "yes"}) as client:
         views = _views(client)
     assert len(views) == 2
+    # Ctrl-C is the controller's: the workers ignore it, this process's handler is back
+    assert all(v["ignores_sigint"] for v in views)
+    assert signal.getsignal(signal.SIGINT) is handler
     assert [v["nthreads"] for v in views] == [1, 1]
     assert all(len(v["cpus"]) == 1 for v in views)
     assert sorted(v["cpus"][0] for v in views) == CPUS[:2]
@@ -217,6 +224,7 @@ def test_slurm_worker_runs_in_a_job(slurm_client):
     assert view["nthreads"] == 1
     assert all(view["env"][k] == "1" for k in ONE_THREAD_ENV)
     assert view["env"]["ARAGOG_TEST_VAR"] == "slurm"
+    assert view["ignores_sigint"]
     assert slurm_client.scheduler.address.startswith("tcp://127.0.0.1:")
     assert slurm_client.cluster.scheduler.allowed_failures == 1
 

@@ -198,11 +198,13 @@ def _hush_workers(client: distributed.Client, timeout: float = 5.0) -> None:
 @contextlib.contextmanager
 def _interrupts_ignored() -> Iterator[None]:
     """SIGINT ignored in this process meanwhile, so that the processes it spawns inherit
-    that; restored after. Does nothing outside the main thread (no signal handling there)."""
-    if threading.current_thread() is not threading.main_thread():
+    that; restored after. Does nothing outside the main thread (no signal handling there)
+    or where SIGINT's handler was not set from Python (it could not be put back)."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or previous is None:
         yield
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         yield
     finally:
