@@ -69,7 +69,8 @@ def _cold_compiles(request, monkeypatch):
     if request.node.get_closest_marker("cold_compiles") is None:
         yield
         return
-    from aragog import _executable_store as executable_store
+    from aragog import _executable_store as executable_store  # private: the process's store, set aside and put back
+    # private: _state, the active cache, saved and restored
     from aragog.solver import _persistent_cache as persistent_cache
 
     state, store = dict(persistent_cache._state), executable_store.executable_store()
@@ -133,6 +134,7 @@ def slurm_available() -> None:
 def cache_home(tmp_path, monkeypatch):
     """A private XDG cache for each test (the bundled EOS tables' disk cache), and a cold
     in-memory cache of bundled table sets."""
+    # private: _cached_set, the in-memory table cache, cleared around the test
     from aragog.eos import _bundled as bundled
 
     home = tmp_path / "xdg"

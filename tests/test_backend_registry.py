@@ -122,8 +122,8 @@ def test_cvode_fallback_goes_through_backends(monkeypatch):
 def test_band_storage_has_one_copy_and_round_trips():
     """aragog.solver._jacobian re-exports the back ends' NumPy band helpers (one copy);
     dense -> band -> dense keeps the band and zeroes the rest."""
-    from aragog.solver import _jacobian as jacobian
-    from aragog.solver.backends import _band as band
+    from aragog.solver import _jacobian as jacobian  # private: the module whose band helpers must be _band's
+    from aragog.solver.backends import _band as band  # private: the module defining them (its __all__)
 
     for name in band.__all__:
         assert getattr(jacobian, name) is getattr(band, name), name

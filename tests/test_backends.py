@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 import sys
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.linalg
 
-from aragog._jax import jnp
 from aragog.solver import backends
 from aragog.solver.backends import (
     IntegrationResult,
@@ -331,6 +331,7 @@ def test_fallback_when_cvode_missing(monkeypatch, caplog):
 
 
 def test_cvode_available_false_when_library_missing(monkeypatch):
+    # private: load_library's cache and _candidates, patched to a missing library
     from aragog.solver.backends import _sundials as sundials
 
     sundials.load_library.cache_clear()

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from aragog.cli import main
+# private: the directory resolution and size cap, tested as pure functions
 from aragog.solver import _persistent_cache as cc
 
 from conftest import INPUT, REPO
@@ -248,6 +249,7 @@ def _size(compiled) -> int:
 
 
 def test_executable_store_evicts_least_recently_used(tmp_path, caplog):
+    # private: the store class itself: its size cap and LRU eviction
     from aragog._executable_store import ExecutableStore
 
     progs = {name: _compiled(k) for name, k in (("a", 2.0), ("b", 3.0), ("c", 4.0))}
@@ -269,7 +271,7 @@ def test_executable_store_evicts_least_recently_used(tmp_path, caplog):
 
 
 def test_executable_store_cap_edge_cases(tmp_path):
-    from aragog._executable_store import ExecutableStore
+    from aragog._executable_store import ExecutableStore  # private: the store class itself: its cap's edge cases
 
     prog = _compiled(5.0)
     tiny = ExecutableStore(tmp_path / "tiny", max_bytes=_size(prog) - 1)

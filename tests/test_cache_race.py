@@ -130,7 +130,7 @@ def _fake_serializer():
 
 
 def _store_worker(index, barrier, directory, role, keys, n_iter, max_bytes, writers_done, n_writers):
-    import aragog._executable_store as executable_store
+    import aragog._executable_store as executable_store  # private: the store class, with serialize_executable faked
 
     executable_store.serialize_executable = _fake_serializer()
     store = executable_store.ExecutableStore(directory, max_bytes)
@@ -216,7 +216,7 @@ def test_store_race_never_tears_an_entry(tmp_path, evicting):
 
 # ----------------------------------------------- the "is the directory usable" probe --
 def _probe_worker(index, barrier, directory, n):
-    from aragog.solver._persistent_cache import _usable
+    from aragog.solver._persistent_cache import _usable  # private: the directory probe, raced alone
 
     barrier.wait(timeout=BARRIER_S)
     return [p for p in (_usable(Path(directory)) for _ in range(n)) if p is not None]
@@ -244,7 +244,7 @@ def _solve_worker(index, barrier, cache_dir, xdg):
     os.environ["XDG_CACHE_HOME"] = xdg  # the bundled EOS tables: generated (raced) here too
     collect = _collect_warnings()
     from aragog import EntropySolver, load_config
-    from aragog.solver._persistent_cache import active_cache
+    from aragog.solver._persistent_cache import active_cache  # private: the cache this process turned on
 
     barrier.wait(timeout=BARRIER_S)
     solver = EntropySolver(load_config(EARTH, overrides={**OVERRIDES, "solver.jax_cache_dir": cache_dir}))
@@ -322,6 +322,7 @@ def test_corrupt_store_entry_is_a_miss_recompiled_and_replaced(tmp_path, monkeyp
     import jax
     import jax.numpy as jnp
 
+    # private: keyed compiles into a temporary store patched in, and the entry of a key
     from aragog import _compiling as compiling, _executable_store as executable_store
 
     store = executable_store.ExecutableStore(tmp_path / "store")
@@ -390,6 +391,7 @@ EOS_SIZE = (21, 31)
 def _eos_worker(index, barrier, xdg):
     os.environ["XDG_CACHE_HOME"] = xdg
     collect = _collect_warnings()
+    # private: generate_default_tables replaced in the module, DEFAULT_MODEL nudged
     from aragog.eos import _bundled as bundled
 
     original = bundled.generate_default_tables
@@ -423,7 +425,7 @@ def test_racing_eos_generation_all_use_the_winners_tables(tmp_path):
     build directory is left. Fails if a loser raised on the rename, or kept its own
     in-memory tables.
     """
-    from aragog.eos import _bundled as bundled
+    from aragog.eos import _bundled as bundled  # private: _read_cache, the copy that landed on disk
 
     xdg = tmp_path / "xdg"
     results = _race(_eos_worker, [(str(xdg),)] * 3)
@@ -437,7 +439,7 @@ def test_racing_eos_generation_all_use_the_winners_tables(tmp_path):
 
 
 def _eos_dir(xdg: Path) -> Path:
-    from aragog.eos import _bundled as bundled
+    from aragog.eos import _bundled as bundled  # private: cache_dir, the set's cache folder
 
     return xdg / "aragog" / "eos" / bundled.cache_dir(*EOS_SIZE).name
 
@@ -449,7 +451,7 @@ def test_corrupt_eos_cache_is_regenerated_not_raised(tmp_path, monkeypatch, capl
     instead of raising. Fails if the reader lets ``zipfile.BadZipFile`` (not an
     ``OSError`` or ``ValueError``) through to the user, as it did.
     """
-    from aragog.eos import _bundled as bundled
+    from aragog.eos import _bundled as bundled  # private: _cached_set cleared, cache_dir's arrays.npz truncated
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     bundled._cached_set.cache_clear()

@@ -169,7 +169,7 @@ def test_info_json_names_what_is_installed(capsys):
 def test_info_text_warns_of_another_distribution(capsys, monkeypatch):
     """The text report: one line per part; another distribution of the import package
     `aragog` is named as a warning under the first line."""
-    import aragog._environment as environment
+    import aragog._environment as environment  # private: other_distributions, patched where `aragog info` reads it
 
     monkeypatch.setattr(environment, "other_distributions", lambda: [("fwl-aragog", "26.10.22")])
     assert main(["info"]) == 0

@@ -29,6 +29,7 @@ from aragog.config import (
     to_toml,
 )
 from aragog.config import SCHEMA
+# private: the schema's ignored legacy keys and no-default marker
 from aragog.config._schema import LEGACY_IGNORED, REQUIRED
 from aragog.errors import ConfigError
 
@@ -657,7 +658,7 @@ def test_docs_name_every_key() -> None:
         pytest.skip("docs/config.md not present")
     text = doc.read_text()
     from aragog.config import RADIONUCLIDE_KEYS
-    from aragog.config._schema import LEGACY_MAPPED
+    from aragog.config._schema import LEGACY_MAPPED  # private: the schema's renamed legacy keys
     for section, keys in {**SCHEMA, "radionuclide_NAME": RADIONUCLIDE_KEYS}.items():
         assert f"[{section}]" in text, section
         for key in keys:

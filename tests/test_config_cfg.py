@@ -16,7 +16,7 @@ import pytest
 
 from aragog.cli import main
 from aragog.config import Config, load_config, read_config_file, to_toml
-from aragog.config._ini import convert
+from aragog.config._ini import convert  # private: the INI value converter itself, below the public loader
 from aragog.errors import ConfigError
 from aragog.probe import format_indices, probe_initial_state
 
@@ -346,7 +346,7 @@ def test_relative_path_falls_back_to_the_working_directory(tmp_path: Path, monke
     """The upstream's configs name files relative to the working directory; a path that is
     not beside the config file but is there is taken from there, and the log says so. A
     file beside the config wins."""
-    from aragog.config._normalise import resolve_path
+    from aragog.config._normalise import resolve_path  # private: the path resolution itself, below the loader
 
     (tmp_path / "cfg").mkdir()
     (tmp_path / "data").mkdir()

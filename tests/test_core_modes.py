@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import functools
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
 from aragog import EntropySolver, eos, load_config
 from aragog import physics as ph
-from aragog._jax import jax, jnp
 from aragog.errors import ConfigError
-from aragog.physics import _core as core
 from aragog.physics import StructureState, thermal_stage
-from aragog.solver import _from_config
-from aragog.solver._jacobian import band_to_dense, banded_jacobian
+from aragog.solver import _from_config  # private: the solver's config -> physics options and inputs
+from aragog.solver._jacobian import banded_jacobian  # private: the solver's colored-JVP band builder
+from aragog.solver.backends import band_to_dense
 from aragog.structure import build_mesh
 
 from conftest import INPUT
@@ -239,9 +240,9 @@ def test_gradient_layout_round_trip():
     mesh = _mesh(21)
     rng = np.random.default_rng(5)
     S = jnp.asarray(np.linspace(3000.0, 2400.0, 20) + rng.uniform(-50, 50, 20))
-    y_g = core.gradient_layout(S, -1.5e-4, mesh)
+    y_g = ph.gradient_layout(S, -1.5e-4, mesh)
     assert y_g.shape == (22,) and float(y_g[-1]) == float(S[-1]) and float(y_g[-2]) == float(y_g[-3])
-    S2, g0 = core.entropy_layout(y_g, mesh)
+    S2, g0 = ph.entropy_layout(y_g, mesh)
     np.testing.assert_allclose(np.asarray(S2), np.asarray(S), rtol=1e-12)
     assert float(g0) == -1.5e-4
 
@@ -255,7 +256,7 @@ def _upstream_gradient_rhs(t, y_g, inputs, options):
     mesh, sc = inputs.mesh, inputs.scales
     G = y_g[:-1] * sc.dSdr
     S_surf = y_g[-1] * sc.S
-    S, _ = core.entropy_layout(jnp.concatenate([G, jnp.reshape(S_surf, (1,))]), mesh)
+    S, _ = ph.entropy_layout(jnp.concatenate([G, jnp.reshape(S_surf, (1,))]), mesh)
     r_s, r_b = mesh.r_stag, mesh.r_basic
     S_b = jnp.concatenate([jnp.reshape(S[0] + G[0] * (r_b[0] - r_s[0]), (1,)), S + G[1:] * (r_b[1:] - r_s)])
     st = ph.material_state(jnp.concatenate([mesh.P_stag, mesh.P_basic]), jnp.concatenate([S, S_b]), inputs, options)
@@ -279,7 +280,7 @@ def test_gradient_mode_rebuilt_entropy_equals_the_entropy_state_run():
     S0 = jnp.asarray(np.linspace(2400.0, 2350.0, n_nodes - 1))
     y0 = ph.join_state(S0, -1e-5, inputs, options)
     S_init, g0 = ph.split_state(y0, inputs, options)
-    yg0 = core.gradient_layout(S_init, g0, mesh)
+    yg0 = ph.gradient_layout(S_init, g0, mesh)
     yg0 = jnp.concatenate([yg0[:-1] / inputs.scales.dSdr, yg0[-1:] / inputs.scales.S])
 
     def run(f, y_init):
@@ -294,7 +295,7 @@ def test_gradient_mode_rebuilt_entropy_equals_the_entropy_state_run():
     yg_end = run(_upstream_gradient_rhs, yg0)
     S_ref, _ = ph.split_state(jnp.asarray(y_end), inputs, options)
     G_end = yg_end[:-1] * float(inputs.scales.dSdr)
-    S_rebuilt, g_rebuilt = core.entropy_layout(jnp.asarray(np.append(G_end, yg_end[-1] * 1000.0)), mesh)
+    S_rebuilt, g_rebuilt = ph.entropy_layout(jnp.asarray(np.append(G_end, yg_end[-1] * 1000.0)), mesh)
     assert float(np.max(np.abs(np.asarray(S_ref) - np.asarray(S0)))) > 100.0  # it did evolve
     np.testing.assert_allclose(np.asarray(S_rebuilt), np.asarray(S_ref), rtol=1e-8)
     assert float(g_rebuilt) == pytest.approx(float(y_end[0]) * float(inputs.scales.dSdr), rel=1e-6, abs=1e-12)
@@ -433,7 +434,7 @@ def test_budget_cmb_energy_is_the_core_energy_change(mode):
     powers at every step end of ``result.trace``, cubic quadrature) to the integrator's
     accuracy: measured 1e-9 to 4e-8 relative at rtol 1e-9; 1e-6 allowed. The budget then
     closes: |ΔE - Σ sources| <= 1e-7 of the largest term (measured <= 3e-9)."""
-    from aragog.solver._budget import quadrature_weights
+    from aragog.solver._budget import quadrature_weights  # private: the budget's quadrature along the steps
 
     solver = _solver(mode)
     _run(solver, "cvode", 4800.0 if mode == "bower2018" else None)

@@ -20,7 +20,9 @@ import pytest
 
 from aragog import EntropySolver, load_config
 from aragog.eos import ConstantParams
+# private: the budget's NumPy EOS and heat-content pieces, checked alone
 from aragog.physics._heat_content import EnthalpyEOS, compression_work, heat_content_change, specific_enthalpy
+# private: the budget's step-field list and time quadrature, checked alone
 from aragog.solver._budget import STEP_FIELDS, interval_weights, quadrature_weights
 from aragog.solver import FIELD_META, SolverOutput
 

@@ -4,13 +4,14 @@ its limits, and values of an independent implementation (BurnMan 2.1.0)."""
 
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from aragog._jax import jax, jnp
-from aragog.eos.models._bridgmanite import GAS_CONSTANT as R
+from aragog.eos.models._bridgmanite import GAS_CONSTANT as R  # private: the model's own R, in the C_V limits
 from aragog.eos.models import Bridgmanite
-from aragog.eos.models._bridgmanite import debye_d3
+from aragog.eos.models._bridgmanite import debye_d3  # private: the Debye function, against its series
 from aragog.eos.models import properties_PT, properties_VT, volume
 
 MPV = Bridgmanite()

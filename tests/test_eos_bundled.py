@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from aragog import eos
-from aragog.eos import _bundled as bundled
+from aragog.eos import _bundled as bundled  # private: cache_dir and _cached_set, the disk and memory caches
 from aragog.eos import PhaseBoundary
 from aragog.errors import EOSError
 

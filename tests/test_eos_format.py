@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from aragog import eos
-from aragog.eos import _spider_format as sf
+from aragog.eos import _spider_format as sf  # private: exact_scaled, the writer's bit-exact column values
+# private: the file names a set's melting curves are read from
 from aragog.eos._tables import LIQUIDUS_FILE, SOLIDUS_FILE
 from aragog.errors import EOSError
 
@@ -137,7 +138,8 @@ def test_read_scales_are_kept_and_are_no_pytree_field(small_dir):
     tables must not need it), and a tree_map'ed copy simply has none."""
     import dataclasses
 
-    from aragog._jax import jax
+    import jax
+
     from aragog.eos import PhaseBoundary, PhaseTable
 
     back = eos.load_table_set(small_dir)

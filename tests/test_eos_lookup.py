@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from aragog._jax import jax, jnp
-from aragog.eos import _lookup as lookup
-from aragog.eos._tables import is_uniform
+from aragog.eos import _lookup as lookup  # private: locate, cell_bounds, take_rows: below the exported lookups
+from aragog.eos._tables import is_uniform  # private: the uniform-axis test the lookup relies on
 
 EPS = np.finfo(np.float64).eps
 RNG = np.random.default_rng(42)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from aragog import eos
-from aragog.eos import _bundled as bundled
+from aragog.eos import _bundled as bundled  # private: cache_dir, DEFAULT_SIZES and _cached_set
 from aragog.eos.models import generate_tables, phase_arrays
 from aragog.eos.models import state_PS
 from aragog.eos.models import MGSIO3

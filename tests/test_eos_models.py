@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 
+import jax.numpy as jnp
 import numpy as np
 
-from aragog._jax import jnp
 from aragog.eos.models import properties_PT, properties_VT, volume
 
 R = 8.31446261815324

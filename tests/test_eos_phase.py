@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from aragog import eos
-from aragog._jax import jax, jnp
-from aragog.eos import _phase as phase
 
 EPS = np.finfo(np.float64).eps
 RTMELT = Path(__file__).resolve().parents[2] / "shared" / "data" / "spider-RTmelt"
@@ -283,26 +283,24 @@ def test_constant_property_mode():
 
 
 def test_tanh_weight_direction():
-    w = float(phase.tanh_weight(0.0, 0.0, 0.01))
+    w = float(eos.tanh_weight(0.0, 0.0, 0.01))
     assert w == 0.5
-    assert float(phase.tanh_weight(-1.0, 0.0, 0.01)) == 0.0
-    assert float(phase.tanh_weight(1.0, 0.0, 0.01)) == 1.0
+    assert float(eos.tanh_weight(-1.0, 0.0, 0.01)) == 0.0
+    assert float(eos.tanh_weight(1.0, 0.0, 0.01)) == 1.0
 
 
 def _reference(tables, params, P, S) -> dict:
     """The evaluator written directly with the public lookups (docs/physics.md, module docstring)."""
-    from aragog.eos import _lookup as lookup
-
     P, S = jnp.broadcast_arrays(jnp.asarray(P, dtype=jnp.float64), jnp.asarray(S, dtype=jnp.float64))
     m, s = tables.melt, tables.solid
-    S_sol, dSsol = lookup.interp1d_slope(tables.solidus.P, tables.solidus.S, P, tables.solidus.P_uniform)
-    S_liq, dSliq = lookup.interp1d_slope(tables.liquidus.P, tables.liquidus.S, P, tables.liquidus.P_uniform)
+    S_sol, dSsol = eos.interp1d_slope(tables.solidus.P, tables.solidus.S, P, tables.solidus.P_uniform)
+    S_liq, dSliq = eos.interp1d_slope(tables.liquidus.P, tables.liquidus.S, P, tables.liquidus.P_uniform)
     gap = S_liq - S_sol
     g = (S - S_sol) / gap
     phi = jnp.clip(g, 0.0, 1.0)
-    liq = lookup.lookup_phase(m, P, S_liq, ("T", "rho"))
-    sol = lookup.lookup_phase(s, P, S_sol, ("T", "rho"))
-    one_m, one_s = lookup.lookup_phase(m, P, S), lookup.lookup_phase(s, P, S)
+    liq = eos.lookup_phase(m, P, S_liq, ("T", "rho"))
+    sol = eos.lookup_phase(s, P, S_sol, ("T", "rho"))
+    one_m, one_s = eos.lookup_phase(m, P, S), eos.lookup_phase(s, P, S)
     dT = liq["T"] - sol["T"]
     mix = {"T": phi * liq["T"] + (1 - phi) * sol["T"],
            "rho": 1.0 / (phi / liq["rho"] + (1 - phi) / sol["rho"]),
@@ -311,9 +309,9 @@ def _reference(tables, params, P, S) -> dict:
     mix["dTdPs"] = mix["alpha"] * mix["T"] / (mix["rho"] * mix["cp"])
     ms = g > 0.5
     w = params.smooth_width
-    W = jnp.where(ms, 1.0 - phase.tanh_weight(g, 1.0, w), phase.tanh_weight(g, 0.0, w))
+    W = jnp.where(ms, 1.0 - eos.tanh_weight(g, 1.0, w), eos.tanh_weight(g, 0.0, w))
     out = {k: W * mix[k] + (1 - W) * jnp.where(ms, one_m[k], one_s[k]) for k in mix}
-    w_r = phase.tanh_weight(phi, params.phi_rheo, params.phi_width)
+    w_r = eos.tanh_weight(phi, params.phi_rheo, params.phi_width)
     out.update(phi=phi, k=phi * params.cond_liq + (1 - phi) * params.cond_sol,
                visc=10.0 ** ((1 - w_r) * jnp.log10(params.visc_sol) + w_r * jnp.log10(params.visc_liq)),
                S_sol=S_sol, S_liq=S_liq, dSsol_dP=dSsol, dSliq_dP=dSliq, T_sol=sol["T"], T_liq=liq["T"],

@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 from aragog import eos
+# private: the toy model by its name, for its exact curves (public only in eos.BUNDLED_MODELS)
 from aragog.eos._bundled import DEFAULT_MODEL
 from aragog.errors import AragogError, EOSError
+# private: the EOS figure's parts, checked alone
 from aragog.io._eos_plot import interpolate_on_grid, melting_curves_PT, plot_table_set, property_maps
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

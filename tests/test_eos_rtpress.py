@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from aragog.eos.models import RTpressMelt
+# private: the model's own R (C_V checks) and its A^3/atom -> m^3/mol helper
 from aragog.eos.models._rtpress import GAS_CONSTANT, _vol
 from aragog.eos.models import properties_PT, properties_VT, volume
 

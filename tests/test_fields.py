@@ -19,7 +19,7 @@ import netCDF4
 import pytest
 
 import aragog
-import aragog._version
+import aragog._version  # private: RELEASE and _installed_version, the version's one home
 import aragog.fields as fields
 import aragog.io
 from aragog.io import RunHistory, write_netcdf
@@ -92,12 +92,12 @@ def test_fields_imports_only_the_standard_library():
 
 
 def test_structure_solver_and_io_share_the_fields_objects():
-    import aragog._run_history
-    import aragog.io._netcdf
+    import aragog._run_history  # private: checked to hold aragog.fields' objects
+    import aragog.io._netcdf  # private: checked to hold aragog.fields' objects
     import aragog.solver
-    import aragog.solver._output as output
+    import aragog.solver._output as output  # private: checked to hold aragog.fields' objects
     import aragog.structure
-    import aragog.structure._geometry as geometry
+    import aragog.structure._geometry as geometry  # private: checked to hold aragog.fields' objects
 
     for name in ("FieldMeta", "FIELD_META", "STAGGERED_FIELDS", "BASIC_FIELDS", "SCALAR_FIELDS"):
         assert getattr(output, name) is getattr(fields, name), name

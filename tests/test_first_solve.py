@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import threading
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from aragog import EntropySolver, load_config, physics
-from aragog._jax import jax, jnp
+# private: keyed compiles into a temporary store patched in
 from aragog import _compiling as compiling, _executable_store as executable_store
 from aragog.errors import AragogError
-from aragog.physics._boundary import INVERSION_GRID
-from aragog.physics._heat_content import EnthalpyEOS
-from aragog.solver import _from_config
-from aragog.eos._host import entropy_of_temperature
+from aragog.physics._boundary import INVERSION_GRID  # private: the compiled inversion's grid size
+from aragog.physics._heat_content import EnthalpyEOS  # private: the NumPy EOS the inversion runs on
+from aragog.solver import _from_config  # private: the solver's config -> physics options and inputs
+from aragog.eos._host import entropy_of_temperature  # private: the NumPy inversion itself
 from aragog.solver import JitPair
 from aragog.solver import clear_shared_programs
 

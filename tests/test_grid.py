@@ -17,7 +17,7 @@ import pytest
 
 from aragog.errors import ConfigError
 from aragog.grid import grid_from_dict, load_grid
-from aragog.grid._spec import point_parameters
+from aragog.grid._spec import point_parameters  # private: the runner's validated Config of every point
 from aragog.grid import GridFolder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -274,8 +274,8 @@ def test_worker_that_died_twice_is_recorded(tmp_path):
     """A future that raises KilledWorker (its worker died on both attempts) becomes a failed
     record naming the cause."""
     distributed = pytest.importorskip("distributed")
-    from aragog.grid._runner import _finish
-    from aragog.grid._worker import PointTask
+    from aragog.grid._runner import _finish  # private: the runner's record of a dead worker
+    from aragog.grid._worker import PointTask  # private: the worker's task, which _finish records as failed
 
     class Dead:
         def result(self):
@@ -367,6 +367,7 @@ def test_progress_plain_lines_and_summary_table():
     one at the end; the summary table lists counts, programs and failures."""
     import io
 
+    # private: the progress display and summary, checked alone
     from aragog.grid._progress import GridProgress, summary_table
 
     stream = io.StringIO()

@@ -15,6 +15,7 @@ import xarray as xr
 
 from aragog.errors import ConfigError
 from aragog.grid import collect_grid
+# private: resample, axis_names and the status codes collect_grid writes
 from aragog.grid._collect import STATUS_CODES, axis_names, resample
 from aragog.grid import plot_grid
 from aragog.grid import grid_from_dict

@@ -19,12 +19,13 @@ from __future__ import annotations
 import functools
 import math
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from scipy.special import erf, erfinv
 
 from aragog import EntropySolver, load_config
-from aragog._jax import jax, jnp
 from aragog import physics as ph
 from aragog.physics import SECONDS_PER_YEAR
 

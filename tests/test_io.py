@@ -21,7 +21,7 @@ import aragog.io
 from aragog.errors import AragogError
 from aragog.io import RunHistory, plot_run, read_netcdf, select_snapshots, summarize, write_netcdf
 from aragog.solver import FIELD_META
-from aragog.solver._output import FieldMeta
+from aragog.fields import FieldMeta
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 R_CMB, R_SURF = 3.48e6, 6.371e6
@@ -297,7 +297,7 @@ def test_failure_mid_write_keeps_existing_file(tmp_path, history, monkeypatch):
     write_netcdf(target, history)
     before = target.read_bytes()
 
-    import aragog.io._netcdf as nc
+    import aragog.io._netcdf as nc  # private: _data_variable, patched to fail mid-write
 
     real = nc._data_variable
     calls = []
@@ -367,7 +367,7 @@ def test_unwritable_directory_is_an_aragog_error(tmp_path, history):
 
 def test_unwritable_directory_simulated(tmp_path, history, monkeypatch):
     # Same check that runs as root too: creating the temporary file is refused.
-    import aragog.io._atomic as atomic
+    import aragog.io._atomic as atomic  # private: its os.open, patched to refuse
 
     def refuse(path, *args, **kwargs):
         raise PermissionError(13, "Permission denied", str(path))

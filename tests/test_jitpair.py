@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import functools
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.sparse
 
-from aragog._jax import jax, jnp
-from aragog.solver._jacobian import (
+from aragog.solver._jacobian import banded_jacobian, dense_jacobian  # private: the solver's Jacobian builders
+from aragog.solver.backends import (
     BandConverter,
     band_to_dense,
-    banded_jacobian,
-    dense_jacobian,
     dense_to_band,
 )
 from aragog.solver import JitPair

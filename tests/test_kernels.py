@@ -10,11 +10,12 @@ small fusion decisions of a newer XLA do not.
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 import pytest
 
 from aragog import EntropySolver, eos, load_config
-from aragog._jax import jax
+# private: the packed EOS layout and its axis modes, below evaluate_phase
 from aragog.eos._packed import PackedEOS, axis_mode, pack_tables, packed_tables
 from aragog.eos import load_table_set
 from aragog.solver import kernel_counts

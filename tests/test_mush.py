@@ -14,11 +14,12 @@ import importlib.util
 import math
 import sys
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from aragog import eos, physics as ph
-from aragog._jax import jax, jnp
 from aragog.structure import build_mesh
 from conftest import REPO, SHARED_DATA
 

@@ -17,16 +17,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import aragog._atomic as shared
-import aragog.io._atomic as io_atomic
+import aragog._atomic as shared  # private: the shared atomic writer, checked to be the one copy
+import aragog.io._atomic as io_atomic  # private: checked to re-export the shared writer
 from aragog import eos, validation
 from aragog.cli import main
 from aragog.config import load_config
-from aragog.config._params import BUNDLED_EOS_MODELS
+from aragog.config._params import BUNDLED_EOS_MODELS  # private: config's model names, checked against eos's
 from aragog.errors import AragogError, ConfigError, EOSError
-from aragog.eos import _spider_format as spider_format
+from aragog.eos import _spider_format as spider_format  # private: checked to write through the shared writer
 from aragog.solver import EntropySolver
-from aragog.solver import _from_config
+from aragog.solver import _from_config  # private: tidal_per_cell, checked alone
 
 from conftest import INPUT
 

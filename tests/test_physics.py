@@ -9,12 +9,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from aragog._jax import jax, jnp
 from aragog import eos
 from aragog import physics as ph
+# private: the RF_depth helper of the right-hand side, checked alone
 from aragog.physics._rhs import _rheological_front_depth
 from aragog.structure import build_mesh
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.integrate
 
-from aragog._jax import jax, jnp
 from aragog import eos
 from aragog import physics as ph
 from aragog.structure import build_mesh

@@ -73,3 +73,50 @@ def test_every_exported_name_exists(package):
     mod = importlib.import_module(package)
     missing = [name for name in getattr(mod, "__all__", ()) if not hasattr(mod, name)]
     assert not missing, f"{package}.__all__ names what it does not have: {missing}"
+
+
+def _private_module(module: str) -> bool:
+    """Whether ``module`` (dotted) is aragog's and has a ``_name`` part below ``aragog``."""
+    parts = module.split(".")
+    return parts[0] == "aragog" and any(p.startswith("_") and not p.startswith("__") for p in parts[1:])
+
+
+def _private_module_imports(path: pathlib.Path):
+    """(line, module) of every import of a private aragog module in ``path``, at any depth
+    (inside functions too): ``import aragog.x._y``, ``from aragog.x._y import ...`` and
+    ``from aragog.x import _y`` where ``_y`` is a module (``_y.py`` or ``_y/``), not a
+    private name of the module ``aragog.x``. One entry per statement."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            modules = [node.module] if _private_module(node.module) else [
+                f"{node.module}.{alias.name}" for alias in node.names
+                if SRC.joinpath(*node.module.split(".")[1:], alias.name).with_suffix(".py").is_file()
+                or SRC.joinpath(*node.module.split(".")[1:], alias.name, "__init__.py").is_file()]
+        else:
+            continue
+        private = [module for module in modules if _private_module(module)]
+        if private:
+            found.append((node.lineno, private[0]))
+    return sorted(found)
+
+
+def test_private_imports_in_tools_and_tests_say_why():
+    """docs/design.md, "Private implementation modules": a test or a tool reaches into a
+    ``_name`` module only for what is deliberately not public, and says which: every import
+    of a private aragog module in tools/ and tests/ carries a ``# private: <why>`` comment
+    on the statement's first line or on the line just above it. Nothing is exempt; the
+    private imports that tests/test_imports.py and this file name are inside string literals
+    and docstrings, which are no import statements to :mod:`ast`."""
+    bare = []
+    for folder in ("tools", "tests"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            lines = path.read_text(encoding="utf-8").splitlines()
+            for line, module in _private_module_imports(path):
+                above = lines[line - 2].strip() if line > 1 else ""
+                if "# private:" not in lines[line - 1] and not above.startswith("# private:"):
+                    bare.append(f"{path.relative_to(REPO)}:{line}: {module}")
+    assert not bare, ("imports of private modules without a `# private: <why>` comment on the line or the "
+                      "line above (import the name from its package if it is exported):\n" + "\n".join(bare))

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from aragog import EntropySolver, load_config
+# private: `aragog run`'s progress display, which has no public name
 from aragog._run_progress import RunProgress, log_fraction
 from aragog.cli import main
 from aragog.solver import SolveProgress

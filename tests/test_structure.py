@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 import types
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from scipy.integrate import quad
 
-from aragog._jax import jax, jnp
 from aragog.errors import StructureError
 from aragog.structure import (
     MESH_FIELDS,

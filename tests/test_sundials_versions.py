@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+# private: library_info, wheel_library, load_library (_candidates patched)
 from aragog.solver.backends import _sundials as sundials
 from conftest import INPUT
 

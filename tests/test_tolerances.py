@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from aragog import eos, physics as ph
+# private: absolute_tolerances and slot_atol_factor, the solver's per-component atol
 from aragog.solver._tolerances import absolute_tolerances, slot_atol_factor
 from aragog.structure import build_mesh
 

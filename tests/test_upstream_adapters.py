@@ -186,7 +186,7 @@ def test_entropy_solver_answers_each_interface_with_its_class():
     import subprocess
     import sys
 
-    from aragog._compat.solver import UpstreamEntropySolver
+    from aragog._compat.solver import UpstreamEntropySolver  # private: the adapter class EntropySolver dispatches to
     from aragog.solver import EntropySolver
 
     assert type(EntropySolver(upstream_params())) is UpstreamEntropySolver

@@ -151,7 +151,7 @@ def test_start_that_does_not_continue_restarts_or_builds_new_memory():
 
 
 def test_failed_continuation_falls_back_to_a_cold_start(monkeypatch):
-    from aragog.solver.backends import _cvode as cvode
+    from aragog.solver.backends import _cvode as cvode  # private: _march, patched so the continued history fails
 
     real = cvode._march
     calls = []

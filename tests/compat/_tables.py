@@ -72,6 +72,7 @@ def _write_pt_table(path: Path, P, T, Q, quantity: str) -> None:
 
 def make_lookup_dirs(root) -> tuple[Path, Path]:
     """Write ``root/lookup`` (P-T phase tables) and ``root/melting`` (P-T melting curves)."""
+    # private: the toy model by its name, for its closed forms (public only in eos.BUNDLED_MODELS)
     from aragog.eos._bundled import DEFAULT_MODEL as m
 
     root = Path(root)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import aragog
+# private: the import-time check and its warning class, called directly
 from aragog._environment import SharedImportPackageWarning, other_distributions, warn_if_shared
 
 

@@ -225,6 +225,7 @@ def test_rheological_front_of_a_crystallising_mantle():
     phi_rheo (a mantle frozen at the base, molten above), as the upstream picks it."""
     from types import SimpleNamespace
 
+    # private: the adapter's Phi_global/RF_depth helper, on a hand-made state
     from aragog._compat.solver import upstream_mass_fields
 
     n = 10
