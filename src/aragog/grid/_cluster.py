@@ -44,6 +44,8 @@ _SCHEDULER_KWARGS = {"allowed_failures": ALLOWED_FAILURES, "dashboard": False}
 # The scheduler's HTTP server (health, metrics) starts even without a dashboard: on a
 # free loopback port, not on 8787 (taken by any other cluster: a warning, then a random port).
 _NO_DASHBOARD = {"dashboard_address": "127.0.0.1:0"}
+#: the loggers of Dask and of the libraries under it
+DASK_LOGGERS = ("distributed", "dask_jobqueue", "tornado")
 
 
 @dataclass(frozen=True)
@@ -182,7 +184,7 @@ class IgnoreInterrupt(WorkerPlugin):
 def _hush_dask_logs() -> None:
     """In a worker about to be closed: dask's own messages at CRITICAL only (a heartbeat
     that meets the closing scheduler, a running task cancelled by the close)."""
-    for name in ("distributed", "tornado"):
+    for name in DASK_LOGGERS:
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
@@ -291,7 +293,7 @@ def _wait_for_slurm_worker(client: distributed.Client, options: SlurmOptions, ti
 @contextlib.contextmanager
 def _quiet_shutdown() -> Iterator[None]:
     """Hold dask's loggers at ERROR while clusters close (closed-comm noise)."""
-    loggers = [logging.getLogger(n) for n in ("distributed", "dask_jobqueue", "tornado")]
+    loggers = [logging.getLogger(n) for n in DASK_LOGGERS]
     levels = [lg.level for lg in loggers]
     for lg in loggers:
         lg.setLevel(max(lg.getEffectiveLevel(), logging.ERROR))

@@ -113,12 +113,13 @@ def _cmd_run(args) -> int:
 def _quiet_dask(verbose: int) -> None:
     """Dask logs every scheduler, nanny and worker event at INFO: show them with -vv only
     (the progress bar and the summary say what a user needs)."""
-    import importlib
     import logging
 
-    importlib.import_module("distributed")  # its import sets its loggers' levels: ours come after
+    # importing distributed (here, through _cluster) sets its loggers' levels: ours come after
+    from aragog.grid._cluster import DASK_LOGGERS
+
     level = logging.DEBUG if verbose >= 2 else logging.WARNING
-    for name in ("distributed", "dask_jobqueue", "tornado"):
+    for name in DASK_LOGGERS:
         logging.getLogger(name).setLevel(level)
 
 
