@@ -52,7 +52,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from time_solves import table  # noqa: E402  (the plain-text table helper of the tools)
+from profile_solves import table  # noqa: E402  (the plain-text table helper of the tools)
 
 INTEGRATORS = {"cvode-jax": ("cvode", "jax"), "cvode-fd": ("cvode", "fd"), "bdf": ("bdf", "jax")}
 DEFAULT_PATH = "cvode-jax"

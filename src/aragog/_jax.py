@@ -14,7 +14,7 @@ One process setting remains: CPU programs run in the calling thread
 integrator's callbacks tens of thousands of times per solve, and handing each call to
 JAX's dispatch thread costs more than the work: 80-110 us more per right-hand side at 100
 cells (about 110 us sync against 200-230 us async; a 100-node solve takes 1.2-1.7 times
-as long; ``tools/time_solves.py`` stage callbacks, docs/solver.md "Speed"). XLA reads the
+as long; ``tools/profile_solves.py`` stage callbacks, docs/solver.md "Speed"). XLA reads the
 setting once, when the CPU backend starts, so there is no per-call form: aragog sets it
 at import only when the process has not started JAX's backends yet and the user has not
 set it (the environment variable ``JAX_CPU_ENABLE_ASYNC_DISPATCH``); otherwise it leaves

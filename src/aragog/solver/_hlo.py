@@ -4,7 +4,7 @@ XLA:CPU runs each instruction of the entry computation of an executable as one k
 (a fused loop, a gather, a copy, ...); at the few hundred points of an aragog program a
 kernel's fixed cost is comparable to its arithmetic, so the count is what the speed of the
 right-hand side depends on (docs/solver.md, "Speed"). :func:`kernel_counts` counts them
-for tests (a regression shows as a larger count) and for ``tools/time_solves.py`` (stage first-solve).
+for tests (a regression shows as a larger count) and for ``tools/profile_solves.py`` (stage first-solve).
 """
 
 from __future__ import annotations

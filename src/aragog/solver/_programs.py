@@ -54,7 +54,7 @@ def fused_programs(options, inputs, jacobian: str = "banded", store: str | None 
     """Compiled programs for ``options`` and inputs shaped like ``inputs`` (compiled at first
     use, or by :meth:`JitPair.start`). ``jacobian``: "banded" (colored forward-mode
     products, CVODE's band solver; the default) or "dense" (jacfwd; kept for comparison in
-    tools/time_solves.py, stage first-solve). With ``solver.jacobian = "fd"`` the Jacobian program is never
+    tools/profile_solves.py, stage first-solve). With ``solver.jacobian = "fd"`` the Jacobian program is never
     called. ``store``: the persistent-store key of the static configuration."""
     n_state = physics.state_size(inputs.mesh.number_of_cells, options)
     ml, mu = physics.band_widths(options)

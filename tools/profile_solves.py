@@ -1,11 +1,11 @@
 #!/usr/bin/env python
 """Time the entropy solver's solves, stage by stage (the speed figures of docs/solver.md and docs/output.md).
 
-    python tools/time_solves.py [--stages STAGE,STAGE,...|all] [--config input/earth.toml]
-                                [--nodes N [N ...]] [--modes fused,blocks] [--window YR] [--solves N]
-                                [--calls N] [--repeats N] [--cache-dir DIR|none] [--vary flux,tidal,radius]
-                                [--jacobians banded,dense] [--schedules S ...] [--rtol R] [--no-ref]
-                                [--output-points N] [--json OUT]
+    python tools/profile_solves.py [--stages STAGE,STAGE,...|all] [--config input/earth.toml]
+                                   [--nodes N [N ...]] [--modes fused,blocks] [--window YR] [--solves N]
+                                   [--calls N] [--repeats N] [--cache-dir DIR|none] [--vary flux,tidal,radius]
+                                   [--jacobians banded,dense] [--schedules S ...] [--rtol R] [--no-ref]
+                                   [--output-points N] [--json OUT]
 
 Stages (``--stages``, comma-separated, run in the order given; default
 ``first-solve,callbacks,repeated-solves``, about half a minute on the demo; ``all``: every
@@ -971,7 +971,7 @@ def main(argv=None) -> int:
     if args.solves is not None and args.solves < 1:
         ap.error("--solves must be >= 1")
 
-    report = {"tool": "tools/time_solves.py", "config": str(args.config), "stages_asked": args.stages,
+    report = {"tool": "tools/profile_solves.py", "config": str(args.config), "stages_asked": args.stages,
               "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
                            if k != "first_worker"},
               "machine": {"platform": platform.platform(), "python": platform.python_version(), "jax": jax.__version__,

@@ -1,4 +1,4 @@
-"""tools/time_solves.py: its stages run in-process on a tiny mesh (the first-solve stage's
+"""tools/profile_solves.py: its stages run in-process on a tiny mesh (the first-solve stage's
 subprocesses are exercised by running the tool; here its worker runs in this process),
 checking what each measures, the JSON it writes, and that a stage whose measurement cannot
 be made fails alone, in one line."""
@@ -21,7 +21,7 @@ CONFIG = str(INPUT / "earth.toml")
 
 @pytest.fixture(scope="module")
 def tool():
-    spec = importlib.util.spec_from_file_location("time_solves", REPO / "tools" / "time_solves.py")
+    spec = importlib.util.spec_from_file_location("profile_solves", REPO / "tools" / "profile_solves.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
