@@ -6,7 +6,9 @@ The caller plays the atmosphere: each call prescribes the surface flux of a grey
 the last call's T_magma, F = eps sigma (T_magma^4 - T_eq^4) (``outer_boundary_condition =
 4``), solves [t, t + dt] with ``reset()`` + ``solve()`` + ``get_state()`` on one solver, and
 grows dt by ``--growth`` while T_magma moved less than ``--dT`` per call (else shrinks it by
-the same factor), as PROTEUS's time stepping does. Tables: a SPIDER set (``--eos-dir``,
+the same factor), as PROTEUS's time stepping does. A failed solve (status < 0, e.g. a cell
+reaching the EOS tables' edge) is retried as PROTEUS's retry ladder does: from the last
+accepted state with half the time the failed solve reached (``dt_actual``), up to ``--max-retries`` times in a row. Tables: a SPIDER set (``--eos-dir``,
 default ``../shared/data/spider-RTmelt``) with PROTEUS's transport parameters
 (tools/mush_matrix.py ``PROTEUS_LIKE``).
 
@@ -43,7 +45,8 @@ def _proteus_like() -> dict:
 
 
 def run_loop(eos_dir: str, nodes: int, tsurf: float, dt0: float, growth: float, dT: float,
-             phi_stop: float, max_calls: int, T_eq: float = 280.0, emissivity: float = 1.0) -> dict:
+             phi_stop: float, max_calls: int, T_eq: float = 280.0, emissivity: float = 1.0,
+             max_retries: int = 6) -> dict:
     from aragog import EntropySolver, load_config
 
     over = _proteus_like() | {
@@ -56,7 +59,9 @@ def run_loop(eos_dir: str, nodes: int, tsurf: float, dt0: float, growth: float, 
     solver = EntropySolver(load_config(REPO / "input" / "earth.toml", overrides=over))
     solver.initialize()
     t, dt, T_magma = 0.0, dt0, tsurf
+    state = (solver.get_state().S_final, 0.0)  # the last accepted state: (S, dS/dr at the CMB)
     calls = []
+    failed_in_a_row = 0
     for i in range(max_calls):
         p = solver.parameters
         p.boundary_conditions.outer_boundary_value = emissivity * SIGMA * (T_magma**4 - T_eq**4)
@@ -70,9 +75,18 @@ def run_loop(eos_dir: str, nodes: int, tsurf: float, dt0: float, growth: float, 
         moved = abs(float(out.T_magma) - T_magma)
         calls.append({"t": t + dt, "dt": dt, "wall_s": wall, "status": int(out.status), "T_magma": float(out.T_magma),
                       "Phi_global": float(out.Phi_global), "steps": int(res.nsteps), "nfev": int(res.nfev),
-                      "njev": int(res.njev)})
-        if out.status < 0:
-            break
+                      "njev": int(res.njev), "message": out.message if out.status < 0 else ""})
+        if out.status < 0:  # as PROTEUS's retry ladder: back to the last accepted state, half the window
+            failed_in_a_row += 1
+            if failed_in_a_row > max_retries:
+                break
+            solver.set_initial_entropy(state[0])
+            solver.set_initial_dSdr_cmb(state[1])
+            # the window ends before where this one failed (dt_actual), and at most half of it
+            dt = min(dt, float(out.dt_actual)) / 2.0 if out.dt_actual > 0 else dt / 2.0
+            continue
+        failed_in_a_row = 0
+        state = (out.S_final, out.dSdr_cmb)
         t += float(out.dt_actual) if out.dt_actual else dt
         T_magma = float(out.T_magma)
         if out.Phi_global < phi_stop:
@@ -85,7 +99,8 @@ def summary(rec: dict) -> dict:
     calls = rec["calls"]
     walls = np.array([c["wall_s"] for c in calls[1:]]) if len(calls) > 1 else np.array([np.nan])
     last = calls[-1]
-    return {"coupling_steps": len(calls), "median_ms": 1e3 * float(np.median(walls)),
+    return {"coupling_steps": len(calls), "failed_solves": sum(c["status"] < 0 for c in calls),
+            "median_ms": 1e3 * float(np.median(walls)),
             "mean_ms": 1e3 * float(np.mean(walls)), "p90_ms": 1e3 * float(np.percentile(walls, 90)),
             "first_call_s": calls[0]["wall_s"], "total_s": float(sum(c["wall_s"] for c in calls)),
             "steps": sum(c["steps"] for c in calls), "nfev": sum(c["nfev"] for c in calls),
@@ -103,20 +118,21 @@ def main(argv=None) -> int:
     ap.add_argument("--dT", type=float, default=30.0, help="grow dt while T_magma moves less than this [K]")
     ap.add_argument("--phi-stop", type=float, default=0.005)
     ap.add_argument("--max-calls", type=int, default=2000)
+    ap.add_argument("--max-retries", type=int, default=6, help="failed solves in a row before giving up")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     if not Path(args.eos_dir).is_dir():
         print(f"no table set at {args.eos_dir} (--eos-dir)", file=sys.stderr)
         return 2
     rec = run_loop(args.eos_dir, args.nodes, args.tsurf, args.dt0, args.growth, args.dT, args.phi_stop,
-                   args.max_calls)
+                   args.max_calls, max_retries=args.max_retries)
     s = summary(rec)
     import aragog
 
     print(f"aragog {aragog.__version__} from {Path(aragog.__file__).parent}; load {os.getloadavg()[0]:.2f}")
-    print(f"{'coupling steps':>15} {'median ms':>10} {'mean ms':>8} {'p90 ms':>7} {'first s':>8} {'total s':>8} "
+    print(f"{'coupling steps':>15} {'failed':>6} {'median ms':>10} {'mean ms':>8} {'p90 ms':>7} {'first s':>8} {'total s':>8} "
           f"{'steps':>7} {'RHS':>8} {'Jac':>6} {'t_end yr':>9} {'Phi':>7} {'T_magma':>8} {'status':>6}")
-    print(f"{s['coupling_steps']:15d} {s['median_ms']:10.1f} {s['mean_ms']:8.1f} {s['p90_ms']:7.1f} "
+    print(f"{s['coupling_steps']:15d} {s['failed_solves']:6d} {s['median_ms']:10.1f} {s['mean_ms']:8.1f} {s['p90_ms']:7.1f} "
           f"{s['first_call_s']:8.2f} {s['total_s']:8.2f} {s['steps']:7d} {s['nfev']:8d} {s['njev']:6d} "
           f"{s['t_end']:9.4g} {s['Phi_end']:7.4f} {s['T_magma_end']:8.1f} {s['status_end']:6d}")
     if args.json:

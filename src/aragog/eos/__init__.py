@@ -39,7 +39,9 @@ from aragog.eos._bundled import (
     clear_table_cache,
     default_table_dir,
     default_table_set,
+    extrapolation_note,
     generate_default_tables,
+    table_range_for,
     write_default_tables,
 )
 from aragog.eos._lookup import bilinear, interp1d, interp1d_slope, lookup_phase
@@ -75,6 +77,8 @@ __all__ = [
     "bundled_cache_root",
     "clear_table_cache",
     "default_table_set",
+    "table_range_for",
+    "extrapolation_note",
     "generate_default_tables",
     "write_default_tables",
     "bilinear",

@@ -54,6 +54,7 @@ from aragog.errors import EOSError
 from aragog.eos.models._mgsio3 import DEFAULT_NP as MGSIO3_NP
 from aragog.eos.models._mgsio3 import DEFAULT_NS as MGSIO3_NS
 from aragog.eos.models._mgsio3 import MGSIO3
+from aragog.eos.models._mgsio3 import P_FITTED as MGSIO3_P_FITTED
 from aragog.eos._tables import EOSTables, PhaseBoundary, PhaseTable, load_table_set, write_table_set
 
 __all__ = [
@@ -71,6 +72,9 @@ __all__ = [
     "default_table_set",
     "default_table_dir",
     "cache_dir",
+    "table_range_for",
+    "extrapolation_note",
+    "TOP_PRESSURE_STEP",
 ]
 
 log = logging.getLogger("aragog.eos")
@@ -180,6 +184,39 @@ def generate_default_tables(np_: int | None = None, ns: int | None = None,
     solidus = PhaseBoundary.from_arrays(P, model.entropy("solid", P, model.T_solidus(P)), name="bundled solidus")
     liquidus = PhaseBoundary.from_arrays(P, model.entropy("melt", P, model.T_liquidus(P)), name="bundled liquidus")
     return EOSTables(phases["melt"], phases["solid"], solidus, liquidus)
+
+
+#: Step [Pa] to which the top of a generated set is rounded up when a planet's pressures
+#: reach beyond the model's default top (:func:`table_range_for`).
+TOP_PRESSURE_STEP = 10.0e9
+
+
+def table_range_for(model: str, pressure: float) -> tuple[int | None, float | None]:
+    """``(np_, pmax)`` of the generated set of ``model`` whose pressure axis covers
+    ``pressure`` [Pa] (a mesh's base pressure): ``(None, None)``, the model's default size and
+    top, when ``pressure`` is within its ``P_max``; else the top rounded up to the next
+    :data:`TOP_PRESSURE_STEP` and as many pressures as keep the default spacing (a
+    super-Earth's tables are as fine as Earth's)."""
+    _check_model(model)
+    top = float(BUNDLED_MODELS[model].P_max)
+    pressure = float(pressure)
+    if not np.isfinite(pressure) or pressure <= top:
+        return None, None
+    pmax = float(np.ceil(pressure / TOP_PRESSURE_STEP) * TOP_PRESSURE_STEP)
+    np_default = DEFAULT_SIZES[model][0]
+    return int(np.ceil((np_default - 1) * pmax / top)) + 1, pmax
+
+
+def extrapolation_note(model: str, pmax: float | None) -> str | None:
+    """A sentence when the generated set of ``model`` up to ``pmax`` [Pa] (``None``: the
+    model's default top) reaches beyond the pressures its published fits cover, else
+    ``None``. Only the MgSiO3 model has such a limit (:data:`~aragog.eos.models._mgsio3.P_FITTED`);
+    the toy model is linear at every pressure."""
+    if model != "mgsio3" or pmax is None or pmax <= MGSIO3_P_FITTED:
+        return None
+    return (f"the MgSiO3 tables reach {pmax / 1e9:.4g} GPa, beyond {MGSIO3_P_FITTED / 1e9:.4g} GPa, the "
+            "pressures its published fits cover (Earth's lower mantle; post-perovskite is not modelled): "
+            "the properties deeper down are extrapolations of the models")
 
 
 def write_default_tables(directory, np_: int | None = None, ns: int | None = None, model: str = "default",

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from aragog._jax import jax, jnp
-from aragog.eos._tables import PhaseBoundary, PhaseTable, is_uniform, span_of
+from aragog.eos._tables import PhaseBoundary, PhaseTable, common_span, is_uniform, span_of
 
 __all__ = ["PackedEOS", "pack_tables", "packed_tables", "axis_mode", "FIELDS", "EXACT_UNIFORM_TOL", "NODE_SNAP"]
 
@@ -100,6 +100,11 @@ class PackedEOS:
         """(lowest, highest) tabulated entropy of the two phase tables [J/kg/K]
         (:meth:`aragog.eos.EOSTables.entropy_range`)."""
         return span_of(self.melt_S, self.solid_S)
+
+    def pressure_range(self) -> tuple[float, float]:
+        """(lowest, highest) pressure [Pa] that every table of the set covers
+        (:meth:`aragog.eos.EOSTables.pressure_range`)."""
+        return common_span(self.melt_P, self.solid_P, self.solidus_P, self.liquidus_P)
 
     @property
     def n_solidus(self) -> int:

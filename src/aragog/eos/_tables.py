@@ -235,6 +235,12 @@ def span_of(*axes) -> tuple[float, float]:
     return float(min(a.min() for a in arrays)), float(max(a.max() for a in arrays))
 
 
+def common_span(*axes) -> tuple[float, float]:
+    """(lowest, highest) value that every one of the given table axes covers (host floats)."""
+    arrays = [np.asarray(a, dtype=np.float64) for a in axes]
+    return float(max(a.min() for a in arrays)), float(min(a.max() for a in arrays))
+
+
 @partial(jax.tree_util.register_dataclass, data_fields=["melt", "solid", "solidus", "liquidus"], meta_fields=[])
 @dataclasses.dataclass(frozen=True, eq=False)
 class EOSTables:
@@ -260,6 +266,13 @@ class EOSTables:
         evaluators hold every property at the table's edge (docs/physics.md, "Equation of
         state"), so a state there is outside the model."""
         return span_of(*(getattr(self, p).S for p in PHASES))
+
+    def pressure_range(self) -> tuple[float, float]:
+        """(lowest, highest) pressure [Pa] where every table of the set is read inside its
+        axis: the two phase tables and the two melting curves
+        (:func:`common_span`). Beyond it the evaluators hold the properties at the table's
+        edge."""
+        return common_span(*(getattr(self, p).P for p in PHASES), self.solidus.P, self.liquidus.P)
 
     def identity(self) -> TableIdentity:
         """Static, hashable key: shapes, optional tables present, axis flags, content hash.

@@ -53,7 +53,7 @@ def derive(params, eos_dir=None, *, mesh=None, cache: DerivedInputs | None = Non
     mode = params.solver.compile_mode
     options = _from_config.physics_options(params)
     mesh = cache.mesh(params) if mesh is None else mesh
-    eos_data = cache.eos(params, eos_dir)
+    eos_data = cache.eos(params, eos_dir, mesh)
     inputs = _from_config.physics_inputs(params, mesh, eos_data)
     return Derived(mode, options, mesh, inputs, (mode, _from_config.static_key(options, inputs, eos_data)))
 
@@ -78,15 +78,17 @@ class DerivedInputs:
             self._mesh = (key, structure.mesh_from_params(params.mesh))
         return self._mesh[1]
 
-    def eos(self, params, eos_dir=None):
+    def eos(self, params, eos_dir=None, mesh=None):
         """The EOS data of ``params`` (``eos_dir`` overrides ``params.eos.dir``): the packed
-        tables in the evaluator's layout (:mod:`aragog.eos._packed`), or the constant
-        properties."""
+        tables in the evaluator's layout (:mod:`aragog.eos._packed`), generated to cover
+        ``mesh``'s pressures when they are the bundled model's, or the constant properties."""
         pm = params.phase_mixed
-        key = (pm.const_properties, eos_dir or params.eos.dir, params.eos.model,
-               tuple(getattr(pm, k) for k in _CONSTANT_KEYS))
+        directory = eos_dir or params.eos.dir
+        generated = not (pm.const_properties or directory) and mesh is not None
+        key = (pm.const_properties, directory, params.eos.model, tuple(getattr(pm, k) for k in _CONSTANT_KEYS),
+               _from_config.generated_range(params, mesh) if generated else None)
         if self._eos is None or self._eos[0] != key:
-            data = _from_config.load_tables(params, eos_dir)
+            data = _from_config.load_tables(params, eos_dir, mesh)
             if not isinstance(data, eos.ConstantParams):
                 data = packed_tables(data).to_jax()
             self._eos = (key, data)

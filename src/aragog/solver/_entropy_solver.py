@@ -22,7 +22,7 @@ import numpy as np
 
 from aragog._jax import in_float64
 from aragog.eos._host import entropy_of_temperature
-from aragog.errors import AragogError, ConfigError, format_indices
+from aragog.errors import AragogError, ConfigError
 from aragog.solver.backends import METHODS, integrate
 from aragog.solver._budget import EnergyBook, needs_step_trace
 from aragog.solver._derived import Derived, DerivedInputs, derive
@@ -39,6 +39,7 @@ from aragog.solver._history import run_history
 from aragog.solver._results import (LastSolve, history_rows, join_state, output_fields, split_state, state_key,
                                    trim_records)
 from aragog.solver._step_caps import step_cap_event
+from aragog.solver._table_edge import STATUS_OUTSIDE_TABLES, TableEdge
 
 logger = logging.getLogger("aragog.solver")
 
@@ -97,7 +98,7 @@ class EntropySolver:
         self._time: float | None = None  # model time of the state [yr]
         self._records: list[tuple[np.ndarray, np.ndarray, object]] = []  # (t yr, y, inputs)
         self._trace: tuple[np.ndarray, np.ndarray] | None = None  # the latest solve's step ends
-        self._S_bounds: tuple | None = None  # (table object, its entropy range)
+        self._edges: tuple | None = None  # (table object, its TableEdge)
         self._last: LastSolve | None = None  # the last solve's end (None: none since initialize)
         self._warm = None  # the CVODE memory kept between solves (solver.warm_start)
         self._y_end = None  # (state key, S, y): the last solve's end state as integrated
@@ -135,10 +136,14 @@ class EntropySolver:
             from aragog.initial import read_entropy_profile
 
             S = read_entropy_profile(ic.init_file, n)
-        elif ic.initial_condition == 3:  # isentrope through basal_temperature at the CMB
-            S = np.full(n, self.entropy_at(ic.basal_temperature, float(mesh.P_basic[0])))
-        else:  # isentrope through surface_temperature at the surface
-            S = np.full(n, self.entropy_at(ic.surface_temperature, float(mesh.P_basic[-1])))
+        else:  # an isentrope through basal_temperature at the CMB (3) or surface_temperature at the surface
+            key, node = ("basal_temperature", 0) if ic.initial_condition == 3 else ("surface_temperature", -1)
+            T, P = float(getattr(ic, key)), float(mesh.P_basic[node])
+            S = self.entropy_at(T, P)
+            if self._edge() is not None:
+                host = self._energy.eos(self._inputs, self._options)
+                TableEdge.check_temperature(T, P, S, host.T, f"initial_condition.{key}")
+            S = np.full(n, S)
         S = np.asarray(S, dtype=np.float64)
         self._check_in_tables(S, f"initial entropy ([initial_condition] initial_condition = {ic.initial_condition})")
         self._S = S
@@ -157,6 +162,9 @@ class EntropySolver:
         (state size, boundary modes, physics switches, table identity, array shapes)."""
         params = self._params.validate()
         mode, options, mesh, inputs, key = self._derive(params)
+        edge = self._edge(inputs, options)
+        if edge is not None:  # before anything changes: a refused mesh leaves the solver as it was
+            edge.check_pressure(mesh)
         if key != self._key:
             configure_compilation_cache(params.solver.jax_cache_dir, params.solver.jax_cache_max_mb)
             if self._pair is not None:
@@ -297,43 +305,23 @@ class EntropySolver:
         if self._time is None:
             self._time = float(self._params.solver.start_time)
 
-    def _entropy_range(self) -> tuple[float, float] | None:
-        """The EOS tables' entropy range [J/kg/K] (``None`` in constant-property mode)."""
-        if self._options.constant_properties:
+    def _edge(self, inputs=None, options=None) -> TableEdge | None:
+        """The EOS tables' edge as the solver holds states to it (``None`` in constant-property
+        mode; :mod:`aragog.solver._table_edge`), for ``inputs`` (default: the current ones)."""
+        inputs = self._inputs if inputs is None else inputs
+        options = self._options if options is None else options
+        if options.constant_properties:
             return None
-        eos = self._inputs.eos  # one table object per table set across resets: read it once
-        if self._S_bounds is None or self._S_bounds[0] is not eos:
-            self._S_bounds = (eos, eos.entropy_range())
-        return self._S_bounds[1]
+        eos = inputs.eos  # one table object per table set across resets: read it once
+        if self._edges is None or self._edges[0] is not eos:
+            self._edges = (eos, TableEdge.of(eos))
+        return self._edges[1]
 
     def _check_in_tables(self, S: np.ndarray, what: str) -> None:
         """Refuse cell entropies outside the EOS tables (one line: cells, values, range)."""
-        bounds = self._entropy_range()
-        if bounds is None:
-            return
-        lo, hi = bounds
-        bad = (S < lo) | (S > hi)
-        if np.any(bad):
-            raise ConfigError(
-                f"{what}: cells {format_indices(bad)} of {S.size} have S = {S[bad].min():.6g}..{S[bad].max():.6g} "
-                f"J/kg/K, outside the EOS tables' entropy range [{lo:.6g}, {hi:.6g}] J/kg/K")
-
-    def _warn_left_tables(self, t_out, y_out) -> None:
-        """One warning per solve when a cell's entropy left the tables at an output time (the
-        EOS then holds every property at the table's edge; docs/physics.md)."""
-        bounds = self._entropy_range()
-        if bounds is None or len(t_out) == 0:
-            return
-        lo, hi = bounds
-        S = np.array([self._split(y)[0] for y in y_out])
-        bad = (S < lo) | (S > hi)
-        rows = np.flatnonzero(bad.any(axis=1))
-        if rows.size:
-            k = int(rows[0])
-            logger.warning(
-                "the entropy of cells %s left the EOS tables' range [%.6g, %.6g] J/kg/K by t = %.6g yr "
-                "(S = %.6g..%.6g J/kg/K): beyond it the EOS holds every property at the table's edge",
-                format_indices(bad[k]), lo, hi, float(t_out[k]), S[k][bad[k]].min(), S[k][bad[k]].max())
+        edge = self._edge()
+        if edge is not None:
+            edge.check_entropy(S, what)
 
     @in_float64
     def set_initial_dSdr_cmb(self, value: float | None) -> None:
@@ -417,7 +405,10 @@ class EntropySolver:
                 return d.T_surface, d.Phi_global
 
             problem = probe = ProgressProbe(problem, progress, measure, t0, t1, progress_interval, wall0)
-        event = step_cap_event(self._params.energy, bound, self._split, t0, y0)
+        caps = step_cap_event(self._params.energy, bound, self._split, t0, y0)
+        edge = self._edge()
+        at_edge = None if edge is None else edge.event(self._split)
+        event = _either(caps, at_edge)
         method = METHODS[sp.method]
         if t1 <= t0:
             result = None
@@ -440,10 +431,17 @@ class EntropySolver:
                 message = (f"wall-time limit of {limit:g} s (solver.wall_time_limit) reached at "
                            f"t = {clock.expired_at:.6g} yr; the state is that of the last output time "
                            f"reached, t = {float(t_final):.6g} yr")
-            if result.t_event is not None and (len(t_out) == 0 or t_out[-1] != result.t_event):
-                t_out = np.append(t_out, result.t_event)
-                y_out = np.vstack([y_out, result.y_event])
-        self._warn_left_tables(t_out, y_out)
+            if result.t_event is not None:
+                y_event = result.y_event
+                if at_edge is not None and (caps is None or at_edge(t_final, y_event) >= caps(t_final, y_event)):
+                    S_event, slot = self._split(y_event)
+                    status, message = STATUS_OUTSIDE_TABLES, edge.left_message(S_event, t_final, t0)
+                    y_final = y_event = join_state(edge.onto_band(S_event), slot, self._inputs.scales, self._options)
+                if len(t_out) == 0 or t_out[-1] != result.t_event:
+                    t_out = np.append(t_out, result.t_event)
+                    y_out = np.vstack([y_out, y_event])
+                else:
+                    y_out = np.vstack([y_out[:-1], y_event])
         trim_records(self._records)  # every output time of the latest solve only
         self._records.append((np.asarray(t_out, dtype=np.float64), np.asarray(y_out), self._inputs))
         self._trace = None if result is None else result.trace  # the energy budget's nodes
@@ -561,3 +559,11 @@ class EntropySolver:
         from aragog.io import write_netcdf
 
         return write_netcdf(path, self.history())
+
+
+def _either(first, second):
+    """One event function of two (either may be ``None``): ``max(g1, g2)`` crosses zero where
+    the first of them does."""
+    if first is None or second is None:
+        return second if first is None else first
+    return lambda t, y: max(first(t, y), second(t, y))

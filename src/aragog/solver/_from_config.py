@@ -44,10 +44,25 @@ def physics_options(params) -> physics.PhysicsOptions:
     )
 
 
-def load_tables(params, eos_dir: str | Path | None = None):
+def base_pressure(mesh) -> float:
+    """The highest pressure [Pa] of a mesh (its nodes and cells): what the EOS tables must cover."""
+    return float(max(np.max(np.asarray(mesh.P_basic)), np.max(np.asarray(mesh.P_stag))))
+
+
+def generated_range(params, mesh) -> tuple[int | None, float | None]:
+    """``(np_, pmax)`` of the generated tables of ``params.eos.model`` for ``mesh``: the
+    model's defaults, or a pressure axis that reaches the mesh's base pressure
+    (:func:`aragog.eos.table_range_for`)."""
+    return eos.table_range_for(params.eos.model, base_pressure(mesh))
+
+
+def load_tables(params, eos_dir: str | Path | None = None, mesh=None):
     """The EOS of a configuration: ``eos.ConstantParams`` in constant-property mode, else the
     table set of ``eos_dir`` (the ``--eos-dir`` override), ``params.eos.dir``, or the bundled
-    model. Table sets are returned as NumPy pytrees (callers convert once with ``to_jax``)."""
+    model, generated to cover ``mesh``'s pressures (the model's default pressure axis when
+    ``mesh`` is ``None`` or within it; a warning when the tables reach beyond the pressures
+    the model's published fits cover). Table sets are returned as NumPy pytrees (callers
+    convert once with ``to_jax``)."""
     pm = params.phase_mixed
     if pm.const_properties:
         return eos.ConstantParams(
@@ -57,7 +72,12 @@ def load_tables(params, eos_dir: str | Path | None = None):
     directory = eos_dir or params.eos.dir
     if directory:
         return eos.load_table_set(directory)
-    return eos.default_table_set(model=params.eos.model)  # eos.model checked by Config.validate
+    model = params.eos.model  # checked by Config.validate
+    np_, pmax = (None, None) if mesh is None else generated_range(params, mesh)
+    note = eos.extrapolation_note(model, pmax)
+    if note is not None:
+        logger.warning("eos.model = %r for a mantle down to %.4g GPa: %s", model, base_pressure(mesh) / 1e9, note)
+    return eos.default_table_set(np_, None, model=model, pmax=pmax)
 
 
 def tidal_per_cell(params, n_cells: int) -> np.ndarray:

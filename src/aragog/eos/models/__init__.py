@@ -11,7 +11,7 @@ from aragog.eos.models._bridgmanite import Bridgmanite
 from aragog.eos.models._generate import generate_tables, phase_arrays
 from aragog.eos.models._inversion import solve_states, state_PS, volume_temperature
 from aragog.eos.models._melting import LIQUIDUS, SOLIDUS, MeltingCurve, SimonGlatzel, entropy_curve
-from aragog.eos.models._mgsio3 import MGSIO3, MgSiO3Model
+from aragog.eos.models._mgsio3 import MGSIO3, P_FITTED, MgSiO3Model
 from aragog.eos.models._rtpress import RTpressMelt
 from aragog.eos.models._thermo import HelmholtzPhase, properties_PT, properties_VT, state_functions, volume
 
@@ -20,5 +20,5 @@ __all__ = [
     "Bridgmanite", "RTpressMelt",
     "MeltingCurve", "SimonGlatzel", "SOLIDUS", "LIQUIDUS", "entropy_curve",
     "solve_states", "state_PS", "volume_temperature",
-    "MgSiO3Model", "MGSIO3", "generate_tables", "phase_arrays",
+    "MgSiO3Model", "MGSIO3", "P_FITTED", "generate_tables", "phase_arrays",
 ]

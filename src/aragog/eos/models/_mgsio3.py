@@ -37,6 +37,11 @@ Table ranges
 ------------
 * P: uniform on [0, ``P_max``]. The default P_max is 150 GPa, beyond Earth's core–mantle
   boundary. Bridgmanite turns to post-perovskite above ~125 GPa, which is not modelled.
+  :data:`P_FITTED` (150 GPa) is the top of the pressures the published fits cover (the
+  RTpress melt's MD data, SLB2011's lower-mantle bridgmanite, the melting curves'
+  experiments, all up to about Earth's core–mantle boundary). A planet whose mantle goes
+  deeper gets tables to its base pressure (``eos.model = "mgsio3"`` with the solver), with a
+  warning that the deeper properties are extrapolations.
 * S, per phase: uniform between the entropies of the phase at P = 0 and
   :attr:`MgSiO3Model.T_solid` (150–4000 K) or :attr:`MgSiO3Model.T_melt` (1500–5000 K).
   At higher P the same entropies are hotter states: the solid reaches ~7600 K and the melt
@@ -55,7 +60,7 @@ from aragog.eos.models._bridgmanite import Bridgmanite
 from aragog.eos.models._melting import LIQUIDUS, SOLIDUS, MeltingCurve
 from aragog.eos.models._rtpress import RTpressMelt
 
-__all__ = ["MgSiO3Model", "MGSIO3", "MODEL_NAME", "MODEL_VERSION", "DEFAULT_NP", "DEFAULT_NS"]
+__all__ = ["MgSiO3Model", "MGSIO3", "MODEL_NAME", "MODEL_VERSION", "DEFAULT_NP", "DEFAULT_NS", "P_FITTED"]
 
 MODEL_NAME = "mgsio3"
 #: Bump whenever the generator's numbers change for the same parameters (cache key).
@@ -64,6 +69,8 @@ MODEL_VERSION = "1"
 #: (17 J/kg/K apart in the solid, 13 in the melt: bilinear error in T ~ 1e-5 relative).
 DEFAULT_NP = 200
 DEFAULT_NS = 200
+#: Pa: the top of the pressures the published fits behind the model cover (module docstring).
+P_FITTED = 150.0e9
 
 
 @dataclasses.dataclass(frozen=True)

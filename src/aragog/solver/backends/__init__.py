@@ -185,6 +185,11 @@ def integrate(
             back ends count steps the same way.
         event: ``None`` or ``g(t, y) -> float``; the integration stops (status 1) at the first
             sign change of ``g`` (either direction; a zero at the start is not an event).
+            An event function that depends on the state alone (not on where the
+            integration started) may say so with an attribute ``state_only``, a hashable
+            that is equal for equal functions: a warm-started CVODE then continues its
+            history across calls with the same function (its root-finding state stays
+            valid); any other event restarts it.
         linsolver: CVODE only: ``"band"`` (default) or ``"dense"``.
         first_step, max_step: optional initial / maximum step size.
         nonlin_conv_coef: CVODE only: its nonlinear convergence coefficient (``None``:

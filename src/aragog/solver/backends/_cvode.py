@@ -483,11 +483,12 @@ def integrate_cvode(
             return rejected(exc)
     else:
         atol_key = float(atol) if np.ndim(atol) == 0 else np.asarray(atol, dtype=np.float64).tobytes()
+        event_key = getattr(event, "state_only", None)
         signature = _Signature(n, guard.ml, guard.mu, linsolver, bool(guard.has_jac), float(rtol), atol_key,
                                int(max_steps), event is not None, first_step, max_step, min_step,
                                max_order, float(nonlin_conv_coef), bool(verify_newton), bool(stop_at_end))
         try:
-            run, mode, jump = _warm_begin(warm, guard, t_eval, y0, signature, rtol, atol, setup)
+            run, mode, jump = _warm_begin(warm, guard, t_eval, y0, signature, rtol, atol, setup, event_key)
         except ValueError as exc:
             warm.close()
             return rejected(exc)
@@ -528,7 +529,7 @@ def integrate_cvode(
                           nsteps=nsteps, t_event=t_ev, y_event=run.y_arr.copy(), info=info)
         if flag >= 0:
             if warm is not None:
-                warm._end, warm._guard = (float(t_out[-1]), y_out[-1].copy()), guard
+                warm._ended(t_out[-1], y_out[-1], guard, event_key)
             return result(t_out, y_out, 0, f"CVODE: reached t = {_fmt(t_out[-1])} in {nsteps} steps",
                           "success", nsteps=nsteps, info=info)
         if warm is not None:

@@ -72,7 +72,8 @@ class WarmStart:
       side at the start jumped by more than ``jump_tol``;
     - ``"continue"``: CVODE's history is kept (step size, order, Nordsieck array, Jacobian):
       the start time and state are the last integration's end (its state to a millionth of
-      the tolerance), no event function, the same options, and the jump
+      the tolerance), no event function or the same state-only one (``event.state_only``),
+      the same options, and the jump
       ``||h (f_new(t0, y0) - f_old(t0, y0))||`` (CVODE's weighted RMS norm, ``h`` the step
       CVODE would take next; ``info["rhs_jump"]``) is at most ``jump_tol``. f_old is the
       last step's own evaluation at the end state (the checked Newton test makes it; else
@@ -94,6 +95,7 @@ class WarmStart:
         self._signature = None
         self._end: tuple | None = None  # (t, y) where the last integration ended, if continuable
         self._guard: CallbackGuard | None = None  # the last integration's callbacks
+        self._event_key = None  # the last integration's event's ``state_only`` key (None: none or other)
 
     @property
     def active(self) -> bool:
@@ -103,10 +105,14 @@ class WarmStart:
     def close(self) -> None:
         """Free the kept CVODE memory; the next integration starts ``"new"``."""
         _close_slot(self._slot)
-        self._signature = self._end = self._guard = None
+        self._signature = self._end = self._guard = self._event_key = None
 
     def _forget(self) -> None:
-        self._end = self._guard = None
+        self._end = self._guard = self._event_key = None
+
+    def _ended(self, t: float, y: np.ndarray, guard: CallbackGuard, event_key) -> None:
+        """Record where a successful integration ended, so that the next one may continue it."""
+        self._end, self._guard, self._event_key = (float(t), y.copy()), guard, event_key
 
 
 def _close_slot(slot: list) -> None:
@@ -125,10 +131,13 @@ def _wrms(v: np.ndarray, w: np.ndarray) -> float:
 
 
 def _warm_begin(warm: WarmStart, guard: CallbackGuard, t_eval, y0, signature, rtol, atol,
-                setup) -> tuple[Any, str, float | None]:
+                setup, event_key=None) -> tuple[Any, str, float | None]:
     """Pick the start mode (:class:`WarmStart`) and make the CVODE memory ready to march.
     ``setup()`` returns a fresh, configured :class:`aragog.solver.backends._cvode._Run`
-    (raises ``ValueError``; not imported here: cvode imports this module)."""
+    (raises ``ValueError``; not imported here: cvode imports this module). ``event_key``:
+    the event function's ``state_only`` key (``None``: no event, or one that depends on
+    the start): CVODE's history continues only under the same event function as the
+    last integration's, whose root-finding state it keeps."""
     run = warm._slot[0]
     if run is None or warm._signature != signature:
         warm.close()
@@ -140,7 +149,8 @@ def _warm_begin(warm: WarmStart, guard: CallbackGuard, t_eval, y0, signature, rt
     mode, jump, f_new = "restart", None, None
     end, old_guard = warm._end, warm._guard
     span = max(abs(t0), abs(t_end - t0))
-    if (end is not None and old_guard is not None and not signature.has_event
+    same_event = not signature.has_event or (event_key is not None and event_key == warm._event_key)
+    if (end is not None and old_guard is not None and same_event
             and abs(t0 - end[0]) <= 1e-12 * span and abs(run.current("CurrentTime") - t0) <= 1e-12 * span
             and _wrms(y0 - end[1], _weights(end[1], rtol, atol)) <= _SAME_STATE_TOL):
         h = run.current("CurrentStep")
