@@ -55,7 +55,7 @@ def paths(scratch: Path) -> dict:
     """Every path once; their results (floats, strings)."""
     res = {}
     small = {"mesh.number_of_nodes": 12, "solver.end_time": 1.0}
-    solver = EntropySolver(load_config(HERE.parent / "input" / "earth.toml", overrides=small))
+    solver = EntropySolver(load_config(HERE / "earth_toy.toml", overrides=small))
     solver.initialize()
     solver.solve()
     out = solver.get_state(energy_budget=True)
@@ -68,13 +68,13 @@ def paths(scratch: Path) -> dict:
     solver.solve()
     res["fused_reset"] = {"T_top": last(solver.get_state().T_stag)}
 
-    blocks = EntropySolver(load_config(HERE.parent / "input" / "earth.toml",
+    blocks = EntropySolver(load_config(HERE / "earth_toy.toml",
                                        overrides={**small, "solver.compile_mode": "blocks"}))
     blocks.initialize()
     blocks.solve()
     res["blocks"] = {"T_top": last(blocks.get_state().T_stag)}
 
-    res["validate"] = check_inputs(load_config(HERE.parent / "input" / "earth.toml", overrides=small))
+    res["validate"] = check_inputs(load_config(HERE / "earth_toy.toml", overrides=small))
 
     tables = eos.write_default_tables(scratch / "tables")
     entropy_eos = EntropyEOS(tables)

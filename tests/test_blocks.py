@@ -22,8 +22,9 @@ from aragog import EntropySolver, csdl, load_config
 from aragog.solver import clear_shared_programs
 
 from conftest import INPUT
+from _configs import TOY_EARTH
 
-EARTH = INPUT / "earth.toml"
+EARTH = TOY_EARTH
 CONSTANT = INPUT / "constant_properties.toml"
 
 CONFIGS = {

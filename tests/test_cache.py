@@ -25,12 +25,13 @@ from aragog.cli import main
 # private: the directory resolution and size cap, tested as pure functions
 from aragog.solver import _persistent_cache as cc
 
-from conftest import INPUT, REPO
+from conftest import REPO
+from _configs import TOY_EARTH
 
 # About the persistent cache itself: no shared store (tests/conftest.py).
 pytestmark = pytest.mark.cold_compiles
 
-EARTH = INPUT / "earth.toml"
+EARTH = TOY_EARTH
 CACHE_VARS = ("ARAGOG_JAX_CACHE_DIR", "JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
               "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "JAX_COMPILATION_CACHE_MAX_SIZE")
 

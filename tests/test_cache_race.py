@@ -35,12 +35,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import INPUT
+from _configs import TOY_EARTH
 
 # About the persistent cache itself: no shared store (tests/conftest.py).
 pytestmark = pytest.mark.cold_compiles
 
-EARTH = INPUT / "earth.toml"
+EARTH = TOY_EARTH
 _CTX = mp.get_context("spawn")
 BARRIER_S = 240.0  # a child waiting longer than this for the others fails (never a hang)
 RACE_TIMEOUT_S = 600.0

@@ -13,6 +13,7 @@ from aragog.cli import main
 from aragog.config import load_config
 
 from conftest import INPUT
+from _configs import TOY_EARTH
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -42,7 +43,7 @@ def test_validate_bundled_configs(name, capsys):
 
 
 def test_validate_with_override(capsys):
-    assert main(["validate", str(INPUT / "earth.toml"), "--set", "mesh.number_of_nodes=21"]) == 0
+    assert main(["validate", str(TOY_EARTH), "--set", "mesh.number_of_nodes=21"]) == 0
     assert "20 cells" in capsys.readouterr().out
 
 
@@ -51,12 +52,12 @@ def test_validate_missing_file_no_traceback(tmp_path):
 
 
 def test_validate_bad_override_names_key():
-    proc = run_cli("validate", str(INPUT / "earth.toml"), "--set", "mesh.inner_radius=7e6")
+    proc = run_cli("validate", str(TOY_EARTH), "--set", "mesh.inner_radius=7e6")
     assert_one_line_error(proc, "mesh.inner_radius", "mesh.outer_radius")
 
 
 def test_validate_unknown_key_suggests(tmp_path):
-    text = (INPUT / "earth.toml").read_text().replace("number_of_nodes", "number_of_node")
+    text = TOY_EARTH.read_text().replace("number_of_nodes", "number_of_node")
     cfg = tmp_path / "typo.toml"
     cfg.write_text(text)
     assert_one_line_error(run_cli("validate", str(cfg)), "number_of_node", "did you mean")
@@ -67,14 +68,14 @@ def test_validate_structure_file_not_covering_mesh(tmp_path):
     table = np.column_stack([r, 1e9 * (6.371e6 - r) / 1e5, np.full_like(r, 4500.0), np.full_like(r, 9.8)])
     np.savetxt(tmp_path / "structure.txt", table, header="r P rho g")
     proc = run_cli(
-        "validate", str(INPUT / "earth.toml"), "--set", "mesh.eos_method=2",
+        "validate", str(TOY_EARTH), "--set", "mesh.eos_method=2",
         "--set", f"mesh.eos_file={tmp_path / 'structure.txt'}",
     )
     assert_one_line_error(proc, "structure.txt")
 
 
 def test_validate_init_file(tmp_path, capsys):
-    cfg = INPUT / "earth.toml"
+    cfg = TOY_EARTH
     n_cells = load_config(cfg).mesh.number_of_nodes - 1
     good = tmp_path / "s_init.txt"
     np.savetxt(good, np.full(n_cells, 3000.0))
@@ -87,12 +88,12 @@ def test_validate_init_file(tmp_path, capsys):
 
 
 def test_validate_real_table_dir(rtmelt_dir, capsys):
-    assert main(["validate", str(INPUT / "earth.toml"), "--set", f"eos.dir={rtmelt_dir}"]) == 0
+    assert main(["validate", str(TOY_EARTH), "--set", f"eos.dir={rtmelt_dir}"]) == 0
     assert "spider-RTmelt" in capsys.readouterr().out
 
 
 def test_validate_missing_table_dir(tmp_path):
-    proc = run_cli("validate", str(INPUT / "earth.toml"), "--set", f"eos.dir={tmp_path / 'no-tables'}")
+    proc = run_cli("validate", str(TOY_EARTH), "--set", f"eos.dir={tmp_path / 'no-tables'}")
     assert_one_line_error(proc, "no-tables")
 
 
@@ -142,7 +143,7 @@ def test_run_writes_netcdf_and_summary(tmp_path):
 
 
 def test_run_bad_config_no_traceback(tmp_path):
-    proc = run_cli("run", str(INPUT / "earth.toml"), "--set", "mesh.number_of_nodes=0", "--out", str(tmp_path / "x.nc"))
+    proc = run_cli("run", str(TOY_EARTH), "--set", "mesh.number_of_nodes=0", "--out", str(tmp_path / "x.nc"))
     assert_one_line_error(proc, "mesh.number_of_nodes")
 
 

@@ -21,6 +21,7 @@ from aragog.errors import ConfigError
 from aragog.probe import format_indices, probe_initial_state
 
 from conftest import INPUT
+from _configs import TOY_EARTH
 from upstream_configs import NAMES, config_dict, render, upstream_dir, write_config
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "aragog" / "config"
@@ -325,17 +326,17 @@ def test_event_triggering_false_is_ignored_and_true_refused(tmp_path: Path, capl
     """0.2.8's `solver.event_triggering` made its surface-temperature event terminal; off
     (as in all four of its test configs) it did nothing, so off is accepted with the
     no-effect warning, on is refused with the replacement named, in every input route."""
-    base = (INPUT / "earth.toml").read_text()
+    base = TOY_EARTH.read_text()
     toml_path = write(tmp_path, "on.toml", base.replace("[solver]", "[solver]\nevent_triggering = true", 1))
     with pytest.raises(ConfigError, match=r"solver\.event_triggering = true.*energy\.temperature_step_cap"):
         load_config(toml_path)
     with caplog.at_level(logging.WARNING, logger="aragog.config"):
         p = load_config(write(tmp_path, "off.toml", base.replace("[solver]", "[solver]\nevent_triggering = false", 1)))
-        q = load_config(INPUT / "earth.toml", overrides=["solver.event_triggering=False"])
-    assert p == q == load_config(INPUT / "earth.toml")
+        q = load_config(TOY_EARTH, overrides=["solver.event_triggering=False"])
+    assert p == q == load_config(TOY_EARTH)
     assert sum("`solver.event_triggering = false` has no effect" in r.getMessage() for r in caplog.records) == 2
     with pytest.raises(ConfigError, match=r"event_triggering.*\(override 'solver\.event_triggering'\)"):
-        load_config(INPUT / "earth.toml", overrides=["solver.event_triggering=true"])
+        load_config(TOY_EARTH, overrides=["solver.event_triggering=true"])
     cfg = ini_of(p).replace("[solver]\n", "[solver]\nevent_triggering = False\n", 1)
     assert load_config(write(tmp_path, "off.cfg", cfg)) == p
     with pytest.raises(ConfigError, match="event_triggering"):

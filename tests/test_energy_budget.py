@@ -26,9 +26,9 @@ from aragog.physics._heat_content import EnthalpyEOS, compression_work, heat_con
 from aragog.solver._budget import STEP_FIELDS, interval_weights, quadrature_weights
 from aragog.solver import FIELD_META, SolverOutput
 
-from conftest import INPUT
+from _configs import TOY_EARTH
 
-EARTH = INPUT / "earth.toml"
+EARTH = TOY_EARTH
 SOURCES = ("step_dE_F_int_J", "step_dE_F_cmb_J", "step_dE_Q_radio_J", "step_dE_Q_tidal_J")
 
 

@@ -21,12 +21,12 @@ from aragog.eos._host import entropy_of_temperature  # private: the NumPy invers
 from aragog.solver import JitPair
 from aragog.solver import clear_shared_programs
 
-from conftest import INPUT
+from _configs import TOY_EARTH
 
 # Counts each program's traces, compiles and loads: no shared store (tests/conftest.py).
 pytestmark = pytest.mark.cold_compiles
 
-EARTH = INPUT / "earth.toml"
+EARTH = TOY_EARTH
 
 
 def _solver_inputs(overrides):

@@ -21,13 +21,13 @@ from aragog.grid._spec import point_parameters  # private: the runner's validate
 from aragog.grid import GridFolder
 
 ROOT = Path(__file__).resolve().parents[1]
-EARTH = ROOT / "input" / "earth.toml"
+EARTH = ROOT / "tests" / "earth_toy.toml"  # tests/_configs.py
 #: a small, fast planet run: 20 nodes, 20 yr
 FAST = {"mesh.number_of_nodes": 20, "solver.end_time": 20.0, "solver.output_points": 5}
 
 
 def _grid(tmp_path, axes, mode="product", extra_set=None, **top) -> Path:
-    """A grid file in tmp_path over earth.toml (absolute base path)."""
+    """A grid file in tmp_path over tests/earth_toy.toml (absolute base path)."""
     import tomli_w
 
     data = {"base": str(EARTH), "mode": mode, "axes": axes, "set": {**FAST, **(extra_set or {})}, **top}

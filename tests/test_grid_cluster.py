@@ -53,7 +53,7 @@ def _tiny_solve(repo: str) -> int:
 
     # The suite's shared compile store (tests/conftest.py), inherited by the worker.
     overrides = {"mesh.number_of_nodes": 20, "solver.end_time": 10.0}
-    solver = EntropySolver(load_config(f"{repo}/input/earth.toml", overrides=overrides))
+    solver = EntropySolver(load_config(f"{repo}/tests/earth_toy.toml", overrides=overrides))
     solver.initialize()
     solver.solve()
     return solver.get_state().status

@@ -23,7 +23,7 @@ from aragog.grid import GridFolder, PointRecord
 from aragog.io import write_netcdf
 from aragog.io import RunHistory
 
-EARTH = Path(__file__).resolve().parents[1] / "input" / "earth.toml"
+EARTH = Path(__file__).resolve().with_name("earth_toy.toml")  # tests/_configs.py
 TIMES = [0.0, 10.0, 20.0, 50.0, 100.0]
 EMISSIVITY = "boundary_conditions.emissivity"
 T_SURF = "initial_condition.surface_temperature"

@@ -21,10 +21,11 @@ from aragog.eos import load_table_set
 from aragog.solver import kernel_counts
 
 from conftest import INPUT, SHARED_DATA
+from _configs import TOY_EARTH
 
 
-def _programs(overrides, config="earth.toml"):
-    solver = EntropySolver(load_config(INPUT / config, overrides=overrides))
+def _programs(overrides, config=TOY_EARTH):
+    solver = EntropySolver(load_config(config, overrides=overrides))
     solver.initialize()
     return {name: kernel_counts(solver._pair._program(name).compiled) for name in ("rhs", "jac")}
 
@@ -40,7 +41,7 @@ def test_table_mode_rhs_reads_tables_with_two_gathers():
 
 
 def test_constant_mode_rhs_has_no_gathers():
-    counts = _programs({"mesh.number_of_nodes": 20}, "constant_properties.toml")
+    counts = _programs({"mesh.number_of_nodes": 20}, INPUT / "constant_properties.toml")
     assert counts["rhs"]["gathers"] == 0, counts["rhs"]
     assert counts["rhs"]["kernels"] <= 16, counts["rhs"]  # 13 today
 

@@ -28,10 +28,10 @@ from aragog.eos import _spider_format as spider_format  # private: checked to wr
 from aragog.solver import EntropySolver
 from aragog.solver import _from_config  # private: tidal_per_cell, checked alone
 
-from conftest import INPUT
+from _configs import TOY_EARTH
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "aragog"
-EARTH = INPUT / "earth.toml"
+EARTH = TOY_EARTH
 
 TIDAL_TEXT = "`energy.tidal_array` has 3 values; give 1 (all cells) or 19 (mesh.number_of_nodes - 1, one per cell)"
 MODEL_TEXT = "eos.model: unknown bundled model 'nope'; available: default, mgsio3"

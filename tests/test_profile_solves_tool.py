@@ -11,12 +11,13 @@ import json
 import numpy as np
 import pytest
 
-from conftest import INPUT, REPO
+from conftest import REPO
+from _configs import TOY_EARTH
 
 # The tool reports each program's compiles and their source: no shared store (tests/conftest.py).
 pytestmark = pytest.mark.cold_compiles
 
-CONFIG = str(INPUT / "earth.toml")
+CONFIG = str(TOY_EARTH)
 
 
 @pytest.fixture(scope="module")

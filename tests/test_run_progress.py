@@ -14,7 +14,7 @@ from aragog import EntropySolver, load_config
 from aragog._run_progress import RunProgress, log_fraction
 from aragog.cli import main
 from aragog.solver import SolveProgress
-from conftest import INPUT
+from _configs import TOY_EARTH
 
 SMALL = {"mesh.number_of_nodes": 20, "solver.end_time": 100.0, "solver.output_points": 4}
 
@@ -57,7 +57,7 @@ def test_log_file_gets_plain_lines():
 
 @pytest.fixture(scope="module")
 def small_params():
-    return load_config(INPUT / "earth.toml", overrides=SMALL)
+    return load_config(TOY_EARTH, overrides=SMALL)
 
 
 def test_reports_do_not_change_the_integration(small_params):
@@ -81,7 +81,7 @@ def test_reports_do_not_change_the_integration(small_params):
 
 
 def test_cli_quiet_and_plain_progress(tmp_path, capsys):
-    args = ["run", str(INPUT / "earth.toml"), "--out", str(tmp_path / "a.nc")]
+    args = ["run", str(TOY_EARTH), "--out", str(tmp_path / "a.nc")]
     args += [f"--set={k}={v}" for k, v in SMALL.items()]
     assert main(args + ["--quiet"]) == 0
     assert "aragog run:" not in capsys.readouterr().err
@@ -96,7 +96,7 @@ def test_log_output_spacing_reaches_the_stored_times(tmp_path):
     from aragog.io import read_netcdf
     from aragog.solver import output_times
 
-    params = load_config(INPUT / "earth.toml", overrides=SMALL | {"solver.output_spacing": "log"})
+    params = load_config(TOY_EARTH, overrides=SMALL | {"solver.output_spacing": "log"})
     s = EntropySolver(params)
     s.initialize()
     s.solve()

@@ -15,8 +15,9 @@ from aragog import EntropySolver, load_config
 from aragog.physics import SECONDS_PER_YEAR, SIGMA_SB
 
 from conftest import INPUT
+from _configs import TOY_EARTH
 
-EARTH = INPUT / "earth.toml"
+EARTH = TOY_EARTH
 CONSTANT = INPUT / "constant_properties.toml"
 
 
@@ -284,7 +285,7 @@ def test_set_initial_entropy_checks_shape():
 
 @pytest.mark.slow
 def test_demo_solidifies():
-    out = solve(make_solver())
+    out = solve(make_solver(INPUT / "earth.toml"))
     assert out.status == 0
     assert out.Phi_global < 0.05
 

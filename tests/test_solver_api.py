@@ -16,7 +16,8 @@ from aragog import EntropySolver, load_config
 from aragog.solver import JitPair
 from aragog.solver import LastSolve
 
-from conftest import INPUT, REPO
+from conftest import REPO
+from _configs import TOY_EARTH
 
 SOLVER_DIR = REPO / "src" / "aragog" / "solver"
 TOOLS_DIR = REPO / "tools"
@@ -25,7 +26,7 @@ PRIVATE = ("_pair", "_inputs", "_options", "_build_pair")
 
 @pytest.fixture(scope="module")
 def solved():
-    params = load_config(INPUT / "earth.toml", overrides={"mesh.number_of_nodes": 12, "solver.end_time": 1.0})
+    params = load_config(TOY_EARTH, overrides={"mesh.number_of_nodes": 12, "solver.end_time": 1.0})
     solver = EntropySolver(params)
     solver.initialize()
     solver.solve()
@@ -33,7 +34,7 @@ def solved():
 
 
 def test_accessors_before_reset_are_none():
-    solver = EntropySolver(load_config(INPUT / "earth.toml", overrides={"mesh.number_of_nodes": 12}))
+    solver = EntropySolver(load_config(TOY_EARTH, overrides={"mesh.number_of_nodes": 12}))
     assert solver.programs is None and solver.inputs is None and solver.options is None
 
 
@@ -158,7 +159,7 @@ def test_entropy_outside_the_tables_is_refused(solved, tmp_path, caplog):
     np.testing.assert_array_equal(solved.get_state().S_final, before)
     profile = tmp_path / "S.txt"
     np.savetxt(profile, np.full(7, 4000.0))
-    bad = EntropySolver(load_config(INPUT / "earth.toml", overrides={
+    bad = EntropySolver(load_config(TOY_EARTH, overrides={
         "mesh.number_of_nodes": 8, "initial_condition.initial_condition": 2,
         "initial_condition.init_file": str(profile)}))
     with pytest.raises(ConfigError, match=r"initial_condition = 2\): cells 0-6 of 7 have S = 4000"):

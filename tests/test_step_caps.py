@@ -10,7 +10,7 @@ import pytest
 
 from aragog import EntropySolver, load_config
 
-EARTH = Path(__file__).resolve().parents[1] / "input" / "earth.toml"
+EARTH = Path(__file__).resolve().with_name("earth_toy.toml")  # tests/_configs.py
 BASE = {"mesh.number_of_nodes": 16, "solver.end_time": 1.0e5}
 
 

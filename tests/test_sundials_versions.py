@@ -20,7 +20,7 @@ import pytest
 
 # private: library_info, wheel_library, load_library (_candidates patched)
 from aragog.solver.backends import _sundials as sundials
-from conftest import INPUT
+from _configs import TOY_EARTH
 
 #: One stiff problem through every part of the binding that differs between the majors:
 #: the context, the error handler, band matrix and linear solver (index type), the checked
@@ -44,7 +44,7 @@ _BINDING_SCRIPT = textwrap.dedent("""
                       "bad_message": bad.message}))
 """)
 
-#: A short evolution of the demo planet (input/earth.toml, 30 nodes, 1000 yr).
+#: A short evolution of the demo planet on the toy model (tests/earth_toy.toml, 30 nodes, 1000 yr).
 _SOLVE_SCRIPT = textwrap.dedent("""
     import json, sys, numpy as np
     from aragog import EntropySolver, load_config
@@ -137,7 +137,7 @@ def test_demo_planet_agrees_between_sundials_6_and_7():
     libs = _libraries()
     if len(libs) < 2:
         pytest.skip(f"only SUNDIALS {', '.join(libs)} here")
-    config = str(INPUT / "earth.toml")
+    config = str(TOY_EARTH)
     a, b = (_run(_SOLVE_SCRIPT, libs[m], config) for m in ("6", "7"))
     assert a["status"] == 0 and b["status"] == 0
     np.testing.assert_allclose(a["S"], b["S"], rtol=1e-7)

@@ -224,7 +224,7 @@ def test_scipy_back_ends_ignore_warm(method):
 def coupling_solvers(fluxes, **extra):
     """Two solvers of the demo at 12 nodes, warm start on and off, through the same
     coupling loop (prescribed surface flux, 10-yr windows); yields after each solve."""
-    from conftest import INPUT
+    from _configs import TOY_EARTH
 
     from aragog import EntropySolver, load_config
 
@@ -232,7 +232,7 @@ def coupling_solvers(fluxes, **extra):
             "boundary_conditions.outer_boundary_value": fluxes[0], **extra}
     solvers = []
     for warm in (False, True):
-        s = EntropySolver(load_config(INPUT / "earth.toml", overrides={**over, "solver.warm_start": warm}))
+        s = EntropySolver(load_config(TOY_EARTH, overrides={**over, "solver.warm_start": warm}))
         s.initialize()
         solvers.append(s)
     for i, flux in enumerate(fluxes):

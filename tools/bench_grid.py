@@ -3,8 +3,10 @@
 
     python tools/bench_grid.py [--workers 2] [--end-time 2000] [--nodes 60] [--json OUT]
 
-Three grids of the demo planet (input/earth.toml), each run by ``aragog.grid.run_grid`` on a
-fresh local cluster of ``--workers`` one-thread workers (``aragog.grid._cluster``):
+Three grids of the demo planet on the bundled toy model (tests/earth_toy.toml, the planet of
+docs/grid.md's figures; input/earth.toml until issue 36), each run by
+``aragog.grid.run_grid`` on a fresh local cluster of ``--workers`` one-thread workers
+(``aragog.grid._cluster``):
 
 A. **cold**: 32 points (4 emissivities x 8 initial surface temperatures), ``--end-time``
    years each, one static key, an empty shared compilation cache;
@@ -51,7 +53,7 @@ def grid_spec(end_time: float, nodes: int, two_keys: bool) -> dict:
             "initial_condition.surface_temperature": {"linspace": [3600.0, 4000.0, 8]}}
     if two_keys:
         axes["mesh.number_of_nodes"] = [nodes, nodes + 20]
-    return {"base": str(ROOT / "input" / "earth.toml"), "mode": "product", "axes": axes,
+    return {"base": str(ROOT / "tests" / "earth_toy.toml"), "mode": "product", "axes": axes,
             "set": {"solver.end_time": end_time, "mesh.number_of_nodes": nodes} if not two_keys
             else {"solver.end_time": end_time}}
 
