@@ -158,9 +158,9 @@ def test_a_solve_on_the_generated_tables(cache_home):
 
     from aragog import EntropySolver, load_config
 
-    config = Path(__file__).resolve().parents[1] / "input" / "earth_mgsio3.toml"
+    config = Path(__file__).resolve().parents[1] / "input" / "earth.toml"
     params = load_config(config, overrides={"mesh.number_of_nodes": 20, "solver.end_time": 1000.0,
-                                            "solver.output_points": 3})
+                                            "solver.output_points": 3, "solver.output_spacing": "linear"})
     assert params.eos.model == "mgsio3"
     solver = EntropySolver(params)
     solver.initialize()

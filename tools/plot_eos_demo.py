@@ -4,7 +4,7 @@ of docs/eos_tables.md ("The MgSiO3 model").
 
     python tools/plot_eos_demo.py [--out docs/figures/eos_mgsio3_demo.png] [--json OUT]
 
-Runs ``input/earth.toml`` (toy tables) and ``input/earth_mgsio3.toml`` (``eos.model =
+Runs ``tests/earth_toy.toml`` (toy tables) and the demo ``input/earth.toml`` (``eos.model =
 "mgsio3"``), the same planet otherwise, from 4000 K to the end time, as consecutive
 ``solve()`` calls ending at log-spaced times, and plots the magma ocean's temperature
 T_magma and the global melt fraction Φ against time. Prints one row
@@ -24,8 +24,8 @@ import numpy as np
 from aragog import EntropySolver, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNS = {"toy model (eos.model = \"default\")": ROOT / "input" / "earth.toml",
-        "MgSiO3 (eos.model = \"mgsio3\")": ROOT / "input" / "earth_mgsio3.toml"}
+RUNS = {"toy model (eos.model = \"default\")": ROOT / "tests" / "earth_toy.toml",
+        "MgSiO3 (eos.model = \"mgsio3\")": ROOT / "input" / "earth.toml"}
 
 
 def _first_time_below(t: np.ndarray, phi: np.ndarray, level: float) -> float | None:
