@@ -185,21 +185,28 @@ def probe_initial_state(params, mesh=None, eos_dir=None) -> ProbeResult:
     from aragog.eos._host import NumpyEOS, entropy_of_temperature
     from aragog.solver._derived import derive
     from aragog.solver._persistent_cache import configure_compilation_cache
+    from aragog.solver._table_edge import TableEdge
 
     configure_compilation_cache(params.solver.jax_cache_dir, params.solver.jax_cache_max_mb)
     # the solver's own derivation: the same options, mesh, packed EOS data and static key
     _, options, mesh, inputs, static_key = derive(params, eos_dir, mesh=mesh)
     S_file, T, P, how = _initial_entropy(params, mesh)
     n_cells = int(mesh.number_of_cells)
+    edge = None if options.constant_properties else TableEdge.of(inputs.eos)  # the solver's rule
     if S_file is not None:
         S = np.asarray(S_file, dtype=np.float64)
     else:  # an isentrope: the solver's own inversion (EntropySolver.entropy_at)
         host = NumpyEOS(jax.device_get(inputs.eos), inputs.material.smooth_width, options.constant_properties)
         S = np.full(n_cells, entropy_of_temperature(T, P, host))
+        key = "basal_temperature" if params.initial_condition.initial_condition == 3 else "surface_temperature"
         if not np.all(np.isfinite(S)):
-            key = "basal_temperature" if params.initial_condition.initial_condition == 3 else "surface_temperature"
             raise ConfigError(f"initial state: no entropy gives T = {T:g} K at P = {P:.4g} Pa in the EOS "
                               f"(`initial_condition.{key}`)")
+        if edge is not None:
+            edge.check_temperature(T, P, float(S[0]), host.T, f"initial_condition.{key}")
+    if edge is not None:
+        edge.check_pressure(mesh)
+        edge.check_entropy(S, f"initial entropy ({how})")
     t = float(params.solver.start_time)
     args = (S, t, inputs)
     try:

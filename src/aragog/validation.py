@@ -38,6 +38,8 @@ def check_inputs(params, rhs: bool = True) -> list[str]:
 def _check_inputs(params, rhs: bool) -> list[str]:
     from aragog import eos, structure
     from aragog.initial import read_entropy_profile
+    from aragog.solver._from_config import generated_range  # private: the solver's choice of generated tables
+    from aragog.solver._table_edge import TableEdge  # private: the solver's rule at the tables' edge
 
     params.validate()  # every rule on the values alone (eos.model, energy.tidal_array, ...)
     lines: list[str] = []
@@ -56,15 +58,15 @@ def _check_inputs(params, rhs: bool) -> list[str]:
         lines.append("EOS: constant-property mode (no tables)")
     elif params.eos.dir:
         tables = eos.load_table_set(params.eos.dir)
-        p_max = float(max(tables.melt.P[-1], tables.solid.P[-1]))
         lines.append(f"EOS: table set {params.eos.dir} ({eos.describe_table_set(tables)})")
-        if float(mesh.P_basic[0]) > p_max:
-            logger.warning(
-                "the CMB pressure %.4g Pa exceeds the EOS tables' range (%.4g Pa); lookups are clipped",
-                float(mesh.P_basic[0]), p_max,
-            )
+        TableEdge.of(tables).check_pressure(mesh)  # the solver's rule: a mesh beyond the tables is refused
     else:  # params.validate() checked that eos.model names a bundled model
-        lines.append(f"EOS: bundled model {params.eos.model!r}")
+        _, pmax = generated_range(params, mesh)
+        top = "" if pmax is None else f", generated to {pmax / 1e9:.4g} GPa for the base pressure"
+        lines.append(f"EOS: bundled model {params.eos.model!r}{top}")
+        note = eos.extrapolation_note(params.eos.model, pmax)
+        if note is not None:
+            lines.append(f"warning: {note}")
 
     ic = params.initial_condition
     if ic.initial_condition == 2:

@@ -17,6 +17,8 @@ __all__ = [
     # records of a solve and of the compiled programs, for benchmarks and profiles
     "LastSolve", "ProgramStats", "compile_stats", "compiled_program", "kernel_counts",
     "clear_shared_programs", "clear_caches", "configure_compilation_cache", "programs_in_cache", "output_times",
+    # the EOS tables' edge (docs/physics.md, "Equation of state")
+    "STATUS_OUTSIDE_TABLES", "EDGE_BAND", "TableEdge",
 ]
 
 _LAZY = {
@@ -35,6 +37,9 @@ _LAZY = {
     "configure_compilation_cache": "aragog.solver._persistent_cache",
     "programs_in_cache": "aragog.solver._persistent_cache",
     "output_times": "aragog.solver._output_times",
+    "STATUS_OUTSIDE_TABLES": "aragog.solver._table_edge",
+    "EDGE_BAND": "aragog.solver._table_edge",
+    "TableEdge": "aragog.solver._table_edge",
 }
 
 

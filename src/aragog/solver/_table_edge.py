@@ -111,7 +111,7 @@ class TableEdge:
             bad = self.excess(S) == self.excess(S).max()
         side = "below" if np.all(S[bad] < self.lo) else ("above" if np.all(S[bad] > self.hi) else "outside")
         return (f"the entropy of cells {format_indices(bad)} of {S.size} reached {side} the EOS tables' range "
-                f"{self.describe()} at t = {t:.6g} yr (S = {S[bad].min():.6g}..{S[bad].max():.6g} J/kg/K): the "
+                f"{self.describe()} at t = {t:.6g} yr (S = {S[bad].min():.8g}..{S[bad].max():.8g} J/kg/K): the "
                 f"model has no state beyond it, so the solve ends there after {t - t0:.6g} yr (dt_actual); "
                 "the state is that at the edge")
 
