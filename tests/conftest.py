@@ -54,6 +54,26 @@ INPUT = REPO / "input"
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
+def in_x64(fn):
+    """``fn`` called inside ``jax.enable_x64(True)``, as a user calls JAX code of their own
+    in float64: a test's plain-JAX reference, or one of aragog's pure functions (physics,
+    the EOS evaluators), which follow JAX's setting (docs/design.md, "float64 everywhere").
+    JAX arrays in the result come back as NumPy arrays, so that arithmetic on them after the
+    call (``np.sum`` of a JAX array runs ``jnp.sum``) stays float64."""
+    import functools
+
+    import jax
+    import numpy as np
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with jax.enable_x64(True):
+            out = fn(*args, **kwargs)
+            return jax.tree.map(lambda a: np.asarray(a) if isinstance(a, jax.Array) else a, out)
+
+    return run
+
+
 def pytest_unconfigure(config):
     if _OWN_STORE:
         shutil.rmtree(os.environ[_STORE_VAR], ignore_errors=True)

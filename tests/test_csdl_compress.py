@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from aragog import csdl
+from conftest import in_x64
 
 RTOL, ATOL = 1e-10, 1e-12
 X0 = np.array([0.1, -0.2, 0.3])
@@ -32,8 +33,9 @@ def model_jax(x, p):
     return jnp.sum(h * h) + jnp.sum(h * x)
 
 
-REF = jax.jit(lambda x, p: (model_jax(x, p), jax.grad(model_jax)(x, p)[None],
-                            jax.grad(model_jax, 1)(x, p).reshape(1, 1), jax.hessian(model_jax)(x, p)))
+# the plain-JAX reference in float64; csdl is called without x64, as a user's process runs it
+REF = in_x64(jax.jit(lambda x, p: (model_jax(x, p), jax.grad(model_jax)(x, p)[None],
+                                   jax.grad(model_jax, 1)(x, p).reshape(1, 1), jax.hessian(model_jax)(x, p))))
 
 
 def build(compress, sep=True, nested=False):
@@ -103,7 +105,7 @@ def test_separate_block_under_vmap_is_one_host_call():
     back = op.region.vjp_region((0,), (0,))
     assert back.host_calls == 1  # one batched call, not one per row
     f = lambda x_: layers_jax(x_, 2)  # noqa: E731
-    np.testing.assert_allclose(sim[J], jax.jacfwd(f)(x.value), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(sim[J], in_x64(jax.jacfwd(f))(x.value), rtol=RTOL, atol=ATOL)
 
 
 def layers_jax(h, n):
@@ -194,7 +196,7 @@ def test_separate_block_compiles_once_inline_and_in_simulator():
     # inline, PySimulator and the host callback share one compiled function
     assert op.region.compile_count == 1
     assert op.region.host_calls == 2
-    np.testing.assert_allclose(py[y], np.sum(layers_jax(np.array([0.5, 0.1]), 2)), rtol=RTOL)
+    np.testing.assert_allclose(py[y], np.sum(in_x64(layers_jax)(np.array([0.5, 0.1]), 2)), rtol=RTOL)
 
 
 #: what csdl may import from the rest of aragog: the compile service, which imports only JAX
@@ -224,5 +226,5 @@ def test_jit_kwargs_are_used_and_inherited_by_derivatives():
         d = csdl.derivative(csdl.sum(h), x)
     assert op.region.jit_kwargs == {"keep_unused": True}
     assert op.region.vjp_region((0,), (0,)).jit_kwargs == {"keep_unused": True}
-    np.testing.assert_allclose(d.value, jax.grad(lambda v: jnp.sum(layers_jax(v, 1)))(x.value)[None],
-                               rtol=RTOL)
+    ref = in_x64(jax.grad(lambda v: jnp.sum(layers_jax(v, 1))))(x.value)[None]
+    np.testing.assert_allclose(d.value, ref, rtol=RTOL)

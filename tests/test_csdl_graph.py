@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from aragog import csdl
+from conftest import in_x64
 
 RTOL, ATOL = 1e-10, 1e-12
 
@@ -49,6 +50,7 @@ def model_jax(x, A, p):
     return s, v
 
 
+@in_x64  # the references in float64; csdl is called without x64, as a user's process runs it
 @jax.jit
 def reference(x, A, p):
     """Jacobians and second derivatives of model_jax by forward-mode JAX (jitted: eager
@@ -97,7 +99,7 @@ def test_variable_truth_value_is_an_error():
 
 def test_values_inline_py_jax_agree_with_jnp():
     rec, x, A, p, s, v = record(inline=True)
-    s_ref, v_ref = jax.jit(model_jax)(X0, A0, P0)
+    s_ref, v_ref = in_x64(jax.jit(model_jax))(X0, A0, P0)
     np.testing.assert_allclose(s.value, s_ref, rtol=RTOL)
     np.testing.assert_allclose(v.value, v_ref, rtol=RTOL)
 
@@ -107,7 +109,7 @@ def test_values_inline_py_jax_agree_with_jnp():
     py[x] = x1
     py.run()
     jx.run()
-    s_ref, v_ref = jax.jit(model_jax)(x1, A0, P0)
+    s_ref, v_ref = in_x64(jax.jit(model_jax))(x1, A0, P0)
     np.testing.assert_allclose(py[s], s_ref, rtol=RTOL)
     np.testing.assert_allclose(py[v], v_ref, rtol=RTOL)
     np.testing.assert_allclose(jx[s], py[s], rtol=RTOL)
@@ -179,9 +181,9 @@ def test_matmul_variants_and_transpose():
     def f(a, b, u, w):
         return jnp.sum((a @ b) ** 2) + jnp.sum(u @ a) + u @ (a @ w) + jnp.sum(a.T @ u) + w @ w
 
-    np.testing.assert_allclose(out.value, f(a, b, u, w), rtol=RTOL)
+    np.testing.assert_allclose(out.value, in_x64(f)(a, b, u, w), rtol=RTOL)
     for i, V in enumerate((A, B, U, W)):
-        ref = jax.grad(f, i)(a, b, u, w).reshape(1, -1)
+        ref = in_x64(jax.grad(f, i))(a, b, u, w).reshape(1, -1)
         np.testing.assert_allclose(d[(out, V)].value, ref, rtol=RTOL, atol=ATOL)
 
 
@@ -199,8 +201,8 @@ def test_stack_getitem_fancy_and_sum_axes():
         return jnp.sum(z * z)
 
     xv = np.arange(12.0).reshape(3, 4) / 10
-    np.testing.assert_allclose(t.value, f(xv), rtol=RTOL)
-    np.testing.assert_allclose(d.value, jax.grad(f)(xv).reshape(1, -1), rtol=RTOL)
+    np.testing.assert_allclose(t.value, in_x64(f)(xv), rtol=RTOL)
+    np.testing.assert_allclose(d.value, in_x64(jax.grad(f))(xv).reshape(1, -1), rtol=RTOL)
 
 
 def test_derivative_independent_and_identity():

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from aragog import csdl
+from conftest import in_x64
 
 RTOL, ATOL = 1e-10, 1e-12
 
@@ -43,7 +44,7 @@ def build(inline):
 def test_values_and_shapes():
     rec, a, b, u, w, out = build(inline=True)
     assert u.shape == (3,) and w.shape == ()
-    np.testing.assert_allclose(out.value, whole(A0, B0), rtol=RTOL)
+    np.testing.assert_allclose(out.value, in_x64(whole)(A0, B0), rtol=RTOL)
     single = None
     with rec:
         single = csdl.jax_function(lambda x: 2.0 * x, a)
@@ -62,10 +63,10 @@ def test_first_and_second_derivatives(loop):
     py.run()
     jx = csdl.JaxSimulator(rec, [a, b], [g[(out, a)], g[(out, b)], h_ab, h_aa])
     jx.run()
-    refs = jax.jit(lambda a_, b_: {
+    refs = in_x64(jax.jit(lambda a_, b_: {
         "a": jax.grad(whole, 0)(a_, b_)[None], "b": jax.grad(whole, 1)(a_, b_)[None],
         "ab": jax.jacfwd(jax.grad(whole, 0), 1)(a_, b_), "aa": jax.hessian(whole)(a_, b_),
-    })(A0, B0)
+    }))(A0, B0)
     for var, key in [(g[(out, a)], "a"), (g[(out, b)], "b"), (h_ab, "ab"), (h_aa, "aa")]:
         np.testing.assert_allclose(py[var], refs[key], rtol=RTOL, atol=ATOL, err_msg=key)
         np.testing.assert_allclose(jx[var], refs[key], rtol=RTOL, atol=ATOL, err_msg=key)

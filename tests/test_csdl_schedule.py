@@ -40,13 +40,20 @@ def test_block_simulator_matches_reference_values_and_totals(nested, loop):
 def test_call_takes_arrays_and_leaves_variables_alone():
     rec, x, p, y, op = build(True, sep=True)
     sim = csdl.BlockSimulator(rec, [x], [y])
-    args = [jax.numpy.asarray(v.value) for v in sim.arguments]
-    args[0] = jax.numpy.asarray(2 * X0)
+    with jax.enable_x64(True):  # the caller's own float64 device arrays
+        args = [jax.numpy.asarray(v.value) for v in sim.arguments]
+        args[0] = jax.numpy.asarray(2 * X0)
     (out,) = sim.call(*args)
+    assert out.dtype == np.float64
     np.testing.assert_allclose(out, REF(2 * X0, P0)[0], rtol=RTOL)
+    (out_np,) = sim.call(2 * X0, *[v.value for v in sim.arguments[1:]])  # NumPy arrays alike
+    np.testing.assert_array_equal(out_np, out)
     np.testing.assert_array_equal(x.value, X0)
     with pytest.raises(TypeError, match="expected"):
         sim.call(*args[:-1])
+    # a float32 array (what jnp.asarray makes with x64 off) is already rounded: refused, not used
+    with pytest.raises(TypeError, match="is float32, not float64"):
+        sim.call(jax.numpy.asarray(2 * X0, dtype=jax.numpy.float32), *args[1:])
 
 
 def test_shared_region_compiles_once_across_simulators():

@@ -11,6 +11,7 @@ import pytest
 
 from aragog import csdl
 from aragog.csdl import compiled_function_count
+from conftest import in_x64
 
 RTOL, ATOL = 1e-10, 1e-12
 XA, XB = np.array([0.1, -0.2, 0.3]), np.array([0.5, 0.4, -0.6])
@@ -47,17 +48,17 @@ def check_model(rec, xs, y, ref_fn=ref):
     """Values, gradient (recorded, JaxSimulator) and one Hessian block (recorded)."""
     xa, pa, xb, pb = xs
     vals = [v.value for v in xs]
-    np.testing.assert_allclose(y.value, ref_fn(*vals), rtol=RTOL)
+    np.testing.assert_allclose(y.value, in_x64(ref_fn)(*vals), rtol=RTOL)
     with rec:
         g = csdl.derivative(y, [xa, xb])
         h = csdl.derivative(g[(y, xa)], xb)  # second derivative through both blocks
-    np.testing.assert_allclose(g[(y, xb)].value, jax.grad(ref_fn, 2)(*vals)[None], rtol=RTOL, atol=ATOL)
-    hess = jax.jacfwd(jax.grad(ref_fn, 0), 2)(*vals)
+    np.testing.assert_allclose(g[(y, xb)].value, in_x64(jax.grad(ref_fn, 2))(*vals)[None], rtol=RTOL, atol=ATOL)
+    hess = in_x64(jax.jacfwd(jax.grad(ref_fn, 0), 2))(*vals)
     np.testing.assert_allclose(h.value, hess, rtol=RTOL, atol=ATOL)
     sim = csdl.JaxSimulator(rec, [xa, xb], [y])
     sim.run()
     totals = sim.compute_totals()
-    np.testing.assert_allclose(totals[(y, xa)], jax.grad(ref_fn, 0)(*vals)[None], rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(totals[(y, xa)], in_x64(jax.grad(ref_fn, 0))(*vals)[None], rtol=RTOL, atol=ATOL)
     return h
 
 
@@ -90,8 +91,8 @@ def test_second_derivatives_share_regions():
     new = [op for op in compressed_ops(rec) if id(op) not in first]
     assert len(new) == 4 and len({id(op.region) for op in new}) == 2
     for p, x0, h in [(0.7, XA, ha), (1.3, XB, hb)]:
-        hess = jax.hessian(lambda v: jnp.sum(block_jax(v, p)))(x0)
-        np.testing.assert_allclose(h.value, jnp.sum(hess, axis=0)[None], rtol=RTOL, atol=ATOL)
+        hess = in_x64(jax.hessian(lambda v: jnp.sum(block_jax(v, p))))(x0)
+        np.testing.assert_allclose(h.value, np.sum(hess, axis=0)[None], rtol=RTOL, atol=ATOL)
     assert all(op.region.compile_count == 1 for op in new)
 
 
@@ -109,7 +110,7 @@ def test_different_exponent_or_constant_does_not_share(second):
     def ref2(xa, pa, xb, pb):
         return jnp.sum(block_jax(xa, pa) * block_jax(xb, pb, **second))
 
-    np.testing.assert_allclose(y.value, ref2(*[v.value for v in xs]), rtol=RTOL)
+    np.testing.assert_allclose(y.value, in_x64(ref2)(*[v.value for v in xs]), rtol=RTOL)
 
 
 def test_share_compiled_false_and_share_with():
@@ -131,7 +132,7 @@ def test_share_compiled_false_and_share_with():
         assert len(rec.nodes) == n and hd.op.name != "compressed"
         op_c = csdl.compress([pc, xc], [hc], share_with=op_b)  # op_b is not shared itself
         assert op_c.shared_from is op_b and op_c.region is op_b.region
-    np.testing.assert_allclose(hc.value, block_jax(np.array([1.0, 2.0, 3.0]), 0.5), rtol=RTOL)
+    np.testing.assert_allclose(hc.value, in_x64(block_jax)(np.array([1.0, 2.0, 3.0]), 0.5), rtol=RTOL)
 
 
 class Scale(csdl.CustomExplicitOperation):
@@ -199,11 +200,11 @@ def test_device_cpu_and_unavailable_gpu():
     assert op.region.device == jax.devices("cpu")[0]
     vjp_ops = [o for o in compressed_ops(rec) if o is not op]
     assert vjp_ops and all(o.region.device == op.region.device for o in vjp_ops)
-    np.testing.assert_allclose(y.value, block_jax(XA, 1.0), rtol=RTOL)
-    np.testing.assert_allclose(d.value, jax.grad(lambda v: jnp.sum(block_jax(v, 1.0)))(XA)[None], rtol=RTOL)
+    np.testing.assert_allclose(y.value, in_x64(block_jax)(XA, 1.0), rtol=RTOL)
+    np.testing.assert_allclose(d.value, in_x64(jax.grad(lambda v: jnp.sum(block_jax(v, 1.0))))(XA)[None], rtol=RTOL)
     sim = csdl.JaxSimulator(rec, [x], [y])
     sim.run()
-    np.testing.assert_allclose(sim[y], block_jax(XA, 1.0), rtol=RTOL)
+    np.testing.assert_allclose(sim[y], in_x64(block_jax)(XA, 1.0), rtol=RTOL)
     # a jax.Device works too
     with csdl.Recorder(inline=True):
         x = csdl.Variable(value=XA, name="x")
@@ -252,7 +253,7 @@ def test_find_repeats_compresses_copies_and_skips_escaping_one():
             h = h_new
         return jnp.sum(h) + jnp.sum(t3)
 
-    np.testing.assert_allclose(y.value, ref_fn(XA, 0.8), rtol=RTOL)
-    np.testing.assert_allclose(d[(y, x)].value, jax.grad(ref_fn)(XA, 0.8)[None], rtol=RTOL, atol=ATOL)
-    np.testing.assert_allclose(d[(y, p)].value, jax.grad(ref_fn, 1)(XA, 0.8).reshape(1, 1), rtol=RTOL)
+    np.testing.assert_allclose(y.value, in_x64(ref_fn)(XA, 0.8), rtol=RTOL)
+    np.testing.assert_allclose(d[(y, x)].value, in_x64(jax.grad(ref_fn))(XA, 0.8)[None], rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(d[(y, p)].value, in_x64(jax.grad(ref_fn, 1))(XA, 0.8).reshape(1, 1), rtol=RTOL)
     assert compiled_function_count() - n0 == 2  # one forward, one reverse function

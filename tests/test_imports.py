@@ -33,7 +33,7 @@ PKG = "aragog.csdl"
 
 # lowest first; names are relative to aragog.csdl ("" is the package itself)
 LAYERS: list[set[str]] = [
-    {"_recorder", "_variable"},
+    {"_recorder", "_variable", "_float64"},
     {"_operation"},
     {"operations", "operations._custom", "operations._elementwise", "operations._implicit",
      "operations._jaxfn", "operations._linalg", "operations._loop", "operations._shape"},

@@ -35,6 +35,12 @@ round trip per row).
 GPU check: if ``jax.devices('gpu')`` exists, two blocks compressed with
 ``device='gpu'`` and ``device='cpu'`` are compared with the uncompressed model;
 otherwise it is reported as skipped.
+
+Precision: the cases run as a user's process does, with JAX's default x64 mode (off, unless
+``JAX_ENABLE_X64`` is set): ``aragog.csdl`` computes in float64 by itself (docs/csdl.md). Each
+case reports the dtypes of its values and totals and the process's ``jax_enable_x64`` before
+and after, and the last line sums them up: float64 results with the flag as it was, so the
+errors are float64's (a float32 derivative of 1200 layers underflows: error 1.0).
 """
 
 from __future__ import annotations
@@ -113,9 +119,12 @@ def worker_case(cfg):
     import numpy as np
 
     t0 = time.perf_counter()
+    import jax
+
     from aragog import csdl
 
     t_import = time.perf_counter() - t0
+    x64_before = bool(jax.config.jax_enable_x64)
     x0 = _x0(cfg["size"])
     n_layers = cfg["n_blocks"] * cfg["block_size"]
     c0 = csdl.compiled_function_count()
@@ -153,17 +162,28 @@ def worker_case(cfg):
         n_compressed=len(ops), n_regions_in_graph=n_regions,
         n_nodes=len(rec.nodes), trace_count=sim.trace_count,
         rel_err_y=err_y, rel_err_totals=err_g,
+        **_precision(jax, x64_before, sim[y], g),
     )
+
+
+def _precision(jax, x64_before, *results) -> dict:
+    """The dtypes of the results handed back and the process's x64 flag before and after."""
+    import numpy as np
+
+    return dict(dtypes=sorted({str(np.asarray(r).dtype) for r in results}),
+                x64_flag=[x64_before, bool(jax.config.jax_enable_x64)])
 
 
 def worker_vmap(cfg):
     """A separate block under vmap: the loop=False Jacobian of h_N(x) (size x size rows
     through one 100-layer block), with the host callback batched (one call for all rows)
     or sequential (one round trip per row)."""
+    import jax
     import numpy as np
 
     from aragog import csdl
 
+    x64_before = bool(jax.config.jax_enable_x64)
     x0 = _x0(cfg["size"])
     rec = csdl.Recorder()
     with rec:
@@ -192,7 +212,7 @@ def worker_vmap(cfg):
     err = float(np.max(np.abs(tot[(h, x)] - np.diag(g[0]))))
     del y
     return dict(ok=True, cold_s=cold, steady_s=statistics.median(times), vjp_host_calls_per_totals=calls,
-                max_abs_err=err)
+                max_abs_err=err, **_precision(jax, x64_before, tot[(h, x)]))
 
 
 def worker_gpu(cfg):
@@ -461,6 +481,16 @@ def main(argv=None):
               f"{g['rel_err_totals']:.1e} -> {'match' if g['match'] else 'MISMATCH'}; "
               f"(a) {g['placed_cold_s']:.3g} s vs {g['uncompressed_cold_s']:.3g} s, "
               f"(b) {g['placed_steady_s'] * 1e3:.3g} ms vs {g['uncompressed_steady_s'] * 1e3:.3g} ms")
+
+    # ---- precision ------------------------------------------------------------------
+    cases = [c for t in ("table1", "table2") for row in report[t].values() for c in row.values()]
+    cases += list(report["table3"].values())
+    done = [c for c in cases if c.get("ok")]
+    dtypes = sorted({d for c in done for d in c["dtypes"]})
+    flags = sorted({tuple(c["x64_flag"]) for c in done})
+    report["precision"] = dict(cases=len(cases), ok=len(done), dtypes=dtypes, x64_flag_before_after=flags)
+    print(f"\nPrecision: {len(done)} of {len(cases)} cases ran; results {', '.join(dtypes) or '-'}; "
+          f"the process's jax_enable_x64 (before, after) {', '.join(map(str, flags)) or '-'}")
 
     report["total_wall_s"] = time.perf_counter() - t_start
     print(f"\ntotal wall time {report['total_wall_s']:.0f} s")

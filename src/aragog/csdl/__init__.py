@@ -5,13 +5,18 @@ Record a model as Variables and operations, differentiate it by *recorded* rever
 (:class:`PySimulator`), as one jitted JAX program (:class:`JaxSimulator`), or as a
 schedule of directly called compiled blocks and jitted glue (:class:`BlockSimulator`).
 
-Depends on JAX and NumPy only (no other part of aragog). Like any JAX library it leaves
-JAX's configuration alone and follows its dtype setting: run it inside
-``jax.enable_x64(True)`` for float64 (aragog's blocks mode does), else JAX computes in
-float32.
+Depends on JAX and NumPy only (no other part of aragog but its compile service, below).
+It computes in float64 whatever the caller's JAX setting, and leaves JAX's configuration
+alone: every public call that traces, compiles or runs JAX code (the simulators'
+``run``/``compute_totals``/``call``, inline recording, a region's compile and host
+callback) runs inside ``jax.enable_x64(True)``, a thread-local setting restored on return
+(``_float64``), so the caller's own JAX code keeps its dtypes; values come back as float64
+NumPy arrays. The pure JAX functions a graph becomes (:func:`graph_function`) follow the
+caller's setting, like any JAX function.
 
-Modules: ``recorder`` (Recorder), ``variable`` (Variable, Constant), ``operation``
-(Operation base class, graph evaluator), ``operations/`` (one module per family:
+Modules: ``recorder`` (Recorder), ``variable`` (Variable, Constant), ``float64`` (the x64
+context of the entry points), ``operation`` (Operation base class, graph evaluator),
+``operations/`` (one module per family:
 elementwise, shape, linalg, jaxfn = record a JAX function, custom = NumPy user ops,
 implicit = Newton-solved states with implicit-function-theorem derivatives,
 loop = a scan recorded as one operation), ``derivative`` (recorded reverse mode),
@@ -24,10 +29,9 @@ programs use too: :mod:`aragog._compiling` (ahead-of-time compiles with counters
 compiles load from); both import only JAX, and they are all csdl imports from aragog.
 
 The modules form layers, each importing only lower ones (tests/test_imports.py checks
-it, no cycle either): recorder, variable → operation → operations → derivative → region,
-share → compress → simulators, schedule. ``variable`` imports
-nothing of csdl: ``operations`` attaches Variable's operators when it is imported,
-which this package does.
+it, no cycle either): recorder, variable, float64 → operation → operations → derivative →
+region, share → compress → simulators, schedule. ``variable`` imports nothing of csdl:
+``operations`` attaches Variable's operators when it is imported, which this package does.
 
 Example::
 

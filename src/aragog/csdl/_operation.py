@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from aragog.csdl._float64 import float64
 from aragog.csdl._recorder import get_current_recorder, next_op_id
 from aragog.csdl._variable import Constant, Variable
 
@@ -84,7 +85,9 @@ class Operation:
         vals = [v.value for v in self.inputs]
         if any(v is None for v in vals):
             return
-        for var, val in zip(self.outputs, self.compute(np, *vals)):
+        with float64():  # a JAX-backed operation (jax_function, a compressed region) runs here
+            outs = self.compute(np, *vals)
+        for var, val in zip(self.outputs, outs):
             var.value = np.asarray(val, dtype=np.float64)
 
     def __repr__(self) -> str:

@@ -43,6 +43,7 @@ from jax.sharding import SingleDeviceSharding
 
 from aragog._compiling import compile_keyed
 from aragog.csdl._derivative import vjp_pass
+from aragog.csdl._float64 import in_float64
 from aragog.csdl._operation import ancestors, evaluate_nodes, lookup
 from aragog.csdl.operations._elementwise import add
 from aragog.csdl._recorder import Recorder
@@ -136,6 +137,7 @@ class Region:
                                                     f"[batch {batch}]", f"|vmap{key}")
         return self._batched_exes[key]
 
+    @in_float64
     def _compile(self, fn, axes, batch, label_suffix, key_suffix):
         sharding = SingleDeviceSharding(self._device())
         specs = [jax.ShapeDtypeStruct(((batch,) if a == 0 else ()) + v.shape, jnp.float64, sharding=sharding)
@@ -145,6 +147,7 @@ class Region:
         self.compile_records.append(record)
         return exe
 
+    @in_float64
     def call_numpy(self, *vals) -> tuple:
         """One call of the compiled function, NumPy in and out.
 
@@ -157,9 +160,12 @@ class Region:
     def _device(self):
         return self.device if self.device is not None else jax.devices("cpu")[0]
 
+    @in_float64
     def host_call(self, *vals):
         """The host-callback target: NumPy in, NumPy out; leading batch axes (from
-        vmap, all arguments batched: ``broadcast_all``) handled in one vmapped call."""
+        vmap, all arguments batched: ``broadcast_all``) handled in one vmapped call. In
+        float64 whichever thread JAX runs the callback in (``jax.enable_x64`` is set per
+        thread)."""
         self.host_calls += 1
         vals = [np.asarray(v, dtype=np.float64) for v in vals]
         nb = vals[0].ndim - len(self.in_vars[0].shape) if vals else 0

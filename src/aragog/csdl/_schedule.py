@@ -34,6 +34,7 @@ import numpy as np
 from aragog._compiling import compile_keyed
 from aragog.csdl._compress import JaxCompressedOperation
 from aragog.csdl._derivative import VmappedJacobianOperation
+from aragog.csdl._float64 import in_float64
 from aragog.csdl._operation import ancestors, evaluate_nodes, leaf_value
 from aragog.csdl._simulators import _Base, _check_leaves
 from aragog.csdl._variable import Constant
@@ -97,19 +98,23 @@ class _GlueStep:
         evaluate_nodes(self.ops, env, jnp)
         return tuple(jnp.asarray(env[v], dtype=jnp.float64) for v in self.out_vars)
 
+    @in_float64  # traced on float64 arguments, in whichever thread compiles it
+    def _compile(self):
+        from jax.sharding import SingleDeviceSharding
+
+        sharding = SingleDeviceSharding(self.device or jax.devices("cpu")[0])
+        axes = self.axes or (None,) * len(self.in_vars)
+        lead = lambda a: (self.size,) if a == 0 else ()  # noqa: E731
+        specs = [jax.ShapeDtypeStruct(lead(a) + v.shape, jnp.float64, sharding=sharding)
+                 for v, a in zip(self.in_vars, axes)]
+        fn = self._fn if self.axes is None else jax.vmap(self._fn, in_axes=self.axes)
+        key = None if self.store_key is None else f"{self.store_key}|vmap{self.axes}"
+        self._exe, record = compile_keyed(fn, specs, self.label, None, key)
+        self.compile_records.append(record)
+
     def __call__(self, *vals):
         if self._exe is None:
-            from jax.sharding import SingleDeviceSharding
-
-            sharding = SingleDeviceSharding(self.device or jax.devices("cpu")[0])
-            axes = self.axes or (None,) * len(self.in_vars)
-            lead = lambda a: (self.size,) if a == 0 else ()  # noqa: E731
-            specs = [jax.ShapeDtypeStruct(lead(a) + v.shape, jnp.float64, sharding=sharding)
-                     for v, a in zip(self.in_vars, axes)]
-            fn = self._fn if self.axes is None else jax.vmap(self._fn, in_axes=self.axes)
-            key = None if self.store_key is None else f"{self.store_key}|vmap{self.axes}"
-            self._exe, record = compile_keyed(fn, specs, self.label, None, key)
-            self.compile_records.append(record)
+            self._compile()
         if self.device is not None:
             vals = jax.device_put(vals, self.device)
         return self._exe(*vals)
@@ -323,14 +328,32 @@ class BlockSimulator(_Base):
         s = self.schedule.glue_traces()
         return s + (self._totals_schedule.glue_traces() if self._totals_schedule else 0)
 
+    @in_float64
     def call(self, *arrays) -> tuple:
-        """Outputs for one array per :attr:`arguments` entry (no Variable is changed)."""
-        return self.schedule(*arrays)
+        """Outputs (float64 device arrays) for one array per :attr:`arguments` entry (no
+        Variable is changed). Arrays are float64 (NumPy, or JAX arrays made in x64 mode),
+        or anything that converts to float64 exactly (ints, Python numbers); a float32 one
+        is a ``TypeError``: its value has been rounded already, and rounding every
+        argument would silently give float32 results."""
+        return self.schedule(*(self._float64_array(a, v) for a, v in zip(arrays, self.schedule.args)),
+                             *arrays[len(self.schedule.args):])
+
+    @staticmethod
+    def _float64_array(array, var):
+        dtype = getattr(array, "dtype", None)
+        if dtype is None or dtype == np.float64:
+            return array
+        if np.issubdtype(dtype, np.inexact):
+            raise TypeError(f"BlockSimulator.call: the array for {var.name or var!r} is {dtype}, not float64 "
+                            "(a JAX array made with x64 off is float32: make it inside jax.enable_x64(True), "
+                            "or pass the NumPy array)")
+        return jnp.asarray(array, dtype=jnp.float64)
 
     @staticmethod
     def _arg_arrays(args):
         return [jnp.asarray(leaf_value(v), dtype=jnp.float64) for v in args]
 
+    @in_float64
     def run(self) -> None:
         t0 = time.perf_counter()
         results = self.schedule(*self._arg_arrays(self.schedule.args))
@@ -341,6 +364,7 @@ class BlockSimulator(_Base):
             self._values[var] = val
         self.run_seconds += time.perf_counter() - t0
 
+    @in_float64
     def totals_schedule(self) -> Schedule:
         """The schedule of the recorded totals (outputs: ``totals_keys`` order)."""
         totals = self._record_totals(self.outputs, self.inputs)
@@ -349,6 +373,7 @@ class BlockSimulator(_Base):
             self._totals_schedule = self._schedule([totals[k] for k in self.totals_keys], "totals")
         return self._totals_schedule
 
+    @in_float64
     def compute_totals(self) -> dict:
         """``{(output, input): d output / d input}`` as arrays ``(out.size, in.size)``."""
         sched = self.totals_schedule()

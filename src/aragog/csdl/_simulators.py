@@ -9,6 +9,11 @@ time (never frozen), whether or not it was listed in ``inputs``; only
 ``compute_totals()`` records the derivatives of the outputs with respect to the inputs
 into the recorder the first time it is called (``derivative(..., loop=...)``), then
 evaluates them; it returns ``{(of, wrt): ndarray of shape (of.size, wrt.size)}``.
+
+The simulators compute in float64 whatever the caller's JAX setting: ``run()``,
+``compute_totals()`` and ``jaxpr()`` enter ``jax.enable_x64(True)`` (thread-local, restored
+on return, so the caller's own JAX code keeps its dtypes), and values come back as
+float64 NumPy arrays.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from aragog.csdl._derivative import derivative
+from aragog.csdl._float64 import in_float64
 from aragog.csdl._operation import ancestors, evaluate_nodes, leaf_value, lookup
 from aragog.csdl._recorder import Recorder
 from aragog.csdl._variable import Constant, Variable
@@ -65,6 +71,7 @@ class _Base:
 class PySimulator(_Base):
     """Evaluates every operation of the recorder in order with NumPy."""
 
+    @in_float64
     def run(self) -> None:
         env: dict = {}
         evaluate_nodes(self.recorder.nodes, env, np)
@@ -73,6 +80,7 @@ class PySimulator(_Base):
             var.value = val
         self._values = env
 
+    @in_float64
     def compute_totals(self, ofs, wrts) -> dict:
         ofs, wrts = _check_leaves(ofs, "ofs"), _check_leaves(wrts, "wrts")
         totals = self._record_totals(ofs, wrts)
@@ -121,6 +129,7 @@ class JaxSimulator(_Base):
         self._program = program
         return jax.jit(program), args
 
+    @in_float64
     def jaxpr(self):
         """The jaxpr of the forward program (for inspection; not counted as a trace)."""
         count = self.trace_count
@@ -133,6 +142,7 @@ class JaxSimulator(_Base):
     def _arg_values(args):
         return tuple(jnp.asarray(leaf_value(v), dtype=jnp.float64) for v in args)
 
+    @in_float64
     def run(self) -> None:
         results = self._run_fn(self._arg_values(self._run_args))
         self._values = {}
@@ -141,6 +151,7 @@ class JaxSimulator(_Base):
             var.value = val
             self._values[var] = val
 
+    @in_float64
     def compute_totals(self) -> dict:
         """``{(output, input): d output / d input}`` as arrays ``(out.size, in.size)``."""
         totals = self._record_totals(self.outputs, self.inputs)

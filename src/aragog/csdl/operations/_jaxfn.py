@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from aragog.csdl._float64 import float64
 from aragog.csdl._operation import Operation
 from aragog.csdl._variable import as_variable
 
@@ -61,9 +62,9 @@ class JaxFunctionOperation(Operation):
 
     def __init__(self, fn, inputs, name: str | None = None, out_shapes=None):
         if out_shapes is None:
-            specs = [jax.ShapeDtypeStruct(v.shape, jnp.float64) for v in inputs]
             try:
-                raw = jax.eval_shape(fn, *specs)
+                with float64():  # fn traced on float64 inputs, as the simulators run it
+                    raw = jax.eval_shape(fn, *[jax.ShapeDtypeStruct(v.shape, jnp.float64) for v in inputs])
             except Exception as e:  # shape errors in the user function
                 raise ValueError(
                     f"jax_function {name or getattr(fn, '__name__', fn)!r}: evaluating on input "
