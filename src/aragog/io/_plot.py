@@ -93,6 +93,65 @@ def _no_data(ax: Any, text: str) -> None:
     ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", color="0.45", style="italic")
 
 
+#: where a time panel's legend may sit, in order of preference
+_LEGEND_LOCS = ("upper right", "lower left", "upper left", "lower right", "center right", "center left",
+                "upper center", "lower center")
+
+
+def _line_points(axes: list[Any], step: float = 2.0) -> np.ndarray:
+    """Every line of ``axes`` as points in display coordinates, ``step`` pixels apart at
+    most (a legend that covers none of them covers no curve)."""
+    out = [np.zeros((0, 2))]
+    for a in axes:
+        a.get_xlim(), a.get_ylim()  # the final data limits, before transData is used
+        for line in a.get_lines():
+            if not line.get_visible():
+                continue
+            with np.errstate(all="ignore"):
+                p = a.transData.transform(np.asarray(line.get_xydata(), dtype=float))
+            p = p[np.all(np.isfinite(p), axis=1)]
+            if len(p) < 2:
+                out.append(p)
+                continue
+            seg = np.diff(p, axis=0)
+            n = np.clip(np.ceil(np.hypot(seg[:, 0], seg[:, 1]) / step).astype(int), 1, 4000)
+            frac = np.concatenate([np.arange(k) / k for k in n])
+            out.append(np.repeat(p[:-1], n, axis=0) + np.repeat(seg, n, axis=0) * frac[:, None])
+            out.append(p[-1:])
+    return np.concatenate(out)
+
+
+def _legend_clear_of_curves(fig: Any, ax: Any, handles: list[Any]) -> None:
+    """The legend of ``handles`` on ``ax`` (a panel's top-most axes) where it covers the
+    fewest points of the panel's curves, its twin's included (Matplotlib's "best" sees one
+    axes only); with a white backing where every place covers some."""
+    engine = fig.get_layout_engine()
+    if engine is not None:
+        engine.execute(fig)  # the panels' final positions
+    renderer = fig.canvas.get_renderer()
+    twins = [a for a in fig.axes if a.get_position().bounds == ax.get_position().bounds]
+    points = _line_points(twins)
+    # the corners and edges first, then a grid of places inside the panel
+    places = [dict(loc=loc) for loc in _LEGEND_LOCS] + [
+        dict(loc="center", bbox_to_anchor=(fx, fy), bbox_transform=ax.transAxes)
+        for fy in np.linspace(0.85, 0.15, 8) for fx in np.linspace(0.8, 0.2, 7)]
+    best = None
+    for place in places:
+        box = ax.legend(handles=handles, **place).get_window_extent(renderer)
+        if "bbox_to_anchor" in place and not (ax.bbox.x0 <= box.x0 and box.x1 <= ax.bbox.x1
+                                              and ax.bbox.y0 <= box.y0 and box.y1 <= ax.bbox.y1):
+            continue
+        covered = box.padded(3.0).count_contains(points) if len(points) else 0
+        if best is None or covered < best[0]:
+            best = (covered, place)
+        if covered == 0:
+            break
+    if best[0]:
+        ax.legend(handles=handles, **best[1], frameon=True, facecolor="white", edgecolor="none", framealpha=0.85)
+    else:
+        ax.legend(handles=handles, **best[1])
+
+
 #: what the profile panels are drawn against: label, and the x values of a profile
 #: (``history``, ``staggered``: bool, snapshot index)
 AGAINST = ("radius", "depth", "pressure")
@@ -193,14 +252,16 @@ def _draw(fig: Any, history: RunHistory, label: str, against: str = "radius") ->
         for k in range(history.n_snapshots):
             if isinstance(norm, colors.LogNorm) and ts[k] <= 0:
                 # Not on a log colour scale: the initial state, drawn dashed in grey.
-                ax.plot(xs[k], values[k], color="0.3", lw=lw, ls=(0, (4, 2)),
+                # above the later profiles (a melt fraction of 1 is shared by the first ones)
+                ax.plot(xs[k], values[k], color="0.3", lw=lw, ls=(0, (4, 2)), zorder=2.5,
                         label=None if initial_drawn else f"t = {ts[k]:g} yr (initial)")
                 initial_drawn = True
             else:
                 ax.plot(xs[k], values[k], color=colour(ts[k]), lw=lw, solid_capstyle="round",
                         label=f"t = {ts[k]:.3g} yr" if history.n_snapshots == 1 else None)
         if ax.get_legend_handles_labels()[1]:
-            ax.legend(loc="upper right" if ax is ax_t else "center right")
+            # in the title's row, right-aligned: the profiles fill the panel
+            ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), borderaxespad=0.1, borderpad=0.1)
     if "phi_stag" in history.profiles or "phi_basic" in history.profiles:
         ax_phi.set_ylim(-0.03, 1.03)
     if history.n_snapshots >= 2:
@@ -218,6 +279,7 @@ def _draw(fig: Any, history: RunHistory, label: str, against: str = "radius") ->
         ax_surf.set_xlim(t[mask].min(), t[mask].max())
     ax_surf.set_xlabel("time (yr)")
     handles = []
+    ax_top = ax_surf  # the panel's top-most axes: the legend goes there
     if "T_magma" in history.scalars:
         (h,) = ax_surf.plot(t[mask], history.scalars["T_magma"][mask], color=_C_TEMP, lw=2.2,
                             label="$T_\\mathrm{magma}$ (surface)")
@@ -233,7 +295,7 @@ def _draw(fig: Any, history: RunHistory, label: str, against: str = "radius") ->
                 ax_surf.scatter(tk, yk, c=[colour(x) for x in tk], s=34, zorder=3,
                                 edgecolors="white", linewidths=0.8, clip_on=False)
     if "Phi_global" in history.scalars:
-        ax_m = ax_surf.twinx()
+        ax_m = ax_top = ax_surf.twinx()
         ax_m.grid(False)
         ax_m.spines["top"].set_visible(False)
         ax_m.spines["right"].set_visible(True)
@@ -245,15 +307,13 @@ def _draw(fig: Any, history: RunHistory, label: str, against: str = "radius") ->
             # the rheological front's depth as a fraction of the mantle's depth (0: no front,
             # or at the surface; docs/output.md): where the mush stiffens, a 0-1 like Phi
             (h,) = ax_m.plot(t[mask], history.scalars["RF_depth"][mask], color=_C_RF, lw=1.8, ls=":",
-                             label="rheological front depth / mantle depth")
+                             label="rheological front depth")
             handles.append(h)
             ylabel = "melt fraction; front depth / mantle depth"
         ax_m.set_ylim(-0.03, 1.03)
         ax_m.set_ylabel(ylabel, color=_C_PHI)
         ax_m.tick_params(axis="y", colors=_C_PHI)
-    if handles:
-        ax_surf.legend(handles=handles, loc="lower left")
-    else:
+    if not handles:
         _no_data(ax_surf, "T_magma and Phi_global not recorded")
 
     # --- (d) heat fluxes --------------------------------------------------------------------
@@ -268,7 +328,6 @@ def _draw(fig: Any, history: RunHistory, label: str, against: str = "radius") ->
             series.append(history.scalars[name][mask])
     if series:
         _set_flux_scale(ax_flux, series)
-        ax_flux.legend(loc="best")
     else:
         _no_data(ax_flux, "F_surface and F_cmb not recorded")
 
@@ -276,6 +335,11 @@ def _draw(fig: Any, history: RunHistory, label: str, against: str = "radius") ->
         ax.text(-0.02, 1.03, f"({letter})", transform=ax.transAxes, ha="right", va="bottom",
                 fontsize=12, fontweight="bold")
     fig.suptitle(_title(history, label), fontsize=13)
+    # last, once every panel is drawn and laid out: the legends of the time panels
+    if handles:
+        _legend_clear_of_curves(fig, ax_top, handles)
+    if series:
+        _legend_clear_of_curves(fig, ax_flux, ax_flux.get_legend_handles_labels()[0])
 
 
 def plot_run(history_or_path: RunHistory | str | os.PathLike, out_png: str | os.PathLike | None = None,
