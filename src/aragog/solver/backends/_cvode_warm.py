@@ -22,7 +22,7 @@ __all__ = ["WarmStart", "WARM_JUMP_TOL"]
 #: Warm start: the largest jump of the right-hand side at the start of a continued
 #: integration, ``||h (f_new(t0, y0) - f_old(t0, y0))||`` in CVODE's error norm (``h``: the
 #: step CVODE would take next), for which CVODE's history is kept. Below 1 the first step's
-#: error from the kink is within CVODE's error test. Measured on input/earth.toml (60 and
+#: error from the kink is within CVODE's error test. Measured on the toy planet (tests/earth_toy.toml, 60 and
 #: 100 nodes, 10-yr solves, tools/profile_solves.py stage warm-start, docs/solver.md): continuing saves
 #: 10-70 % of the right-hand-side calls at jumps up to ~0.5, breaks even at ~1-2 and costs
 #: ~3 % more at 10-25 (a 0.1 % flux change per solve at rtol 1e-8), where a restart at
