@@ -59,7 +59,10 @@ def in_x64(fn):
     in float64: a test's plain-JAX reference, or one of aragog's pure functions (physics,
     the EOS evaluators), which follow JAX's setting (docs/design.md, "float64 everywhere").
     JAX arrays in the result come back as NumPy arrays, so that arithmetic on them after the
-    call (``np.sum`` of a JAX array runs ``jnp.sum``) stays float64."""
+    call (``np.sum`` of a JAX array runs ``jnp.sum``) stays float64.
+
+    The suite runs with JAX's default, x64 off, as a user's process does: aragog's entry
+    points and ``aragog.csdl`` enter float64 themselves, so tests call them without it."""
     import functools
 
     import jax
@@ -107,14 +110,27 @@ def _cold_compiles(request, monkeypatch):
             executable_store.set_executable_store(store.directory, store.max_bytes)
 
 
-@pytest.fixture(scope="session", autouse=True)
-def float64_jax():
-    """The session in JAX's x64 mode, as a user who calls the physics functions, the EOS
-    evaluators or ``aragog.csdl`` directly runs them (``jax.enable_x64(True)``, entered
-    before any module's fixtures build their arrays; aragog's own entry points enter it
-    themselves, and tests/test_no_global_side_effects.py checks them from a process where
-    it is off). tests/compat overrides this fixture for its tests: PROTEUS does not switch
-    x64 on."""
+@pytest.fixture
+def x64():
+    """JAX's x64 mode for one test whose subject is aragog's pure functions, in a module that
+    also tests entry points (see :func:`x64_module`): ``@pytest.mark.usefixtures("x64")``."""
+    import jax
+
+    with jax.enable_x64(True):
+        yield
+
+
+@pytest.fixture(scope="module")
+def x64_module():
+    """JAX's x64 mode for a whole module whose subject is aragog's pure functions (physics,
+    the EOS evaluators and models, table lookups) or the compiled programs' hot-path calls,
+    all of which follow JAX's setting: the module calls them in float64 as a user does
+    (``jax.enable_x64(True)``; docs/design.md, "float64 everywhere"). Opted into with
+    ``pytestmark = pytest.mark.usefixtures("x64_module")``, so that it is entered before the
+    module's own module-scoped fixtures build their arrays, and left when the module ends.
+    A module that also calls aragog's entry points (the solver, ``check_inputs``, the
+    generator) enters x64 only around its pure calls (:func:`in_x64`), so that an entry
+    point that forgot float64 fails there."""
     import jax
 
     with jax.enable_x64(True):

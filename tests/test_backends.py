@@ -113,6 +113,7 @@ def _robertson(pair_mode):
     return pair.bind(args)
 
 
+@pytest.mark.usefixtures("x64")  # the test's own JAX model; a BoundPair's callbacks run in the caller's x64 mode, as the solver's do
 @pytest.mark.parametrize("pair_mode", ["banded", "dense"])
 def test_backends_agree_on_robertson(pair_mode):
     problem = _robertson(pair_mode)
@@ -351,6 +352,7 @@ def test_cvode_available_false_when_library_missing(monkeypatch):
 
 
 # --------------------------------------------------------------------------- with a JitPair
+@pytest.mark.usefixtures("x64")  # the test's own JAX model; a BoundPair's callbacks run in the caller's x64 mode, as the solver's do
 @pytest.mark.parametrize("method", BACKENDS)
 def test_bound_jitpair_as_problem(method):
     """A BoundPair is an OdeProblem: stiff diffusion with traced coefficients."""

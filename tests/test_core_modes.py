@@ -106,6 +106,7 @@ def test_config_selects_the_core_modes():
                                              "boundary_conditions.inner_boundary_value": bad})
 
 
+@pytest.mark.usefixtures("x64")  # pure physics: float64 as a user calls it
 def test_state_layouts():
     inputs = make_inputs(constant=True)  # the layouts do not depend on the EOS mode
     n = inputs.mesh.number_of_cells
@@ -127,6 +128,7 @@ def test_state_layouts():
 # ----------------------------------------------------------------------------- prescribed CMB temperature
 
 
+@pytest.mark.usefixtures("x64")  # pure physics: float64 as a user calls it
 def test_prescribed_cmb_slope_is_exact_for_quadratics():
     # S quadratic in ξ: the closure's slope (the quadratic through the CMB node and the two
     # lowest cells) is exact up to rounding (1e-10 of the slope: cancellation in the
@@ -143,6 +145,7 @@ def test_prescribed_cmb_slope_is_exact_for_quadratics():
     assert float(dSdr_b[0]) == pytest.approx(exact, rel=1e-10)
 
 
+@pytest.mark.usefixtures("x64")  # pure physics: float64 as a user calls it
 @pytest.mark.parametrize("constant", [True, False], ids=["constant", "tables"])
 def test_prescribed_cmb_node_temperature(constant):
     # The CMB node sits at T(P_0, S(T_cmb, P_0)) = T_cmb: exact inverse in constant mode
@@ -169,6 +172,7 @@ def _identity_error(d, inputs):
     return abs(resid) / scale
 
 
+@pytest.mark.usefixtures("x64")  # pure physics: float64 as a user calls it
 @pytest.mark.parametrize("outer_boundary_condition", [1, 5])
 def test_gradient_mode_energy_identity(outer_boundary_condition):
     inputs = make_inputs(constant=True, outer_boundary_value=1500.0 if outer_boundary_condition == 5 else 1e5)
@@ -183,6 +187,7 @@ def test_gradient_mode_energy_identity(outer_boundary_condition):
 # ----------------------------------------------------------------------------- bower2018
 
 
+@pytest.mark.usefixtures("x64")  # pure physics: float64 as a user calls it
 @pytest.mark.parametrize("constant", [True, False], ids=["constant", "tables"])
 def test_bower2018_flux_and_core_energy_identity(constant):
     options = options_for("bower2018", outer_boundary_condition=1, constant=constant)
@@ -214,6 +219,7 @@ def test_bower2018_flux_and_core_energy_identity(constant):
 # ----------------------------------------------------------------------------- gradient
 
 
+@pytest.mark.usefixtures("x64")  # pure physics: float64 as a user calls it
 @pytest.mark.parametrize("outer_boundary_condition", [1, 4])
 def test_gradient_equals_energy_balance_on_a_radius_mesh(outer_boundary_condition):
     # With ξ = r the upstream's radial stencils are this package's energy-balance stencils;
@@ -235,6 +241,7 @@ def test_gradient_equals_energy_balance_on_a_radius_mesh(outer_boundary_conditio
     assert np.max(np.abs(a - b)) > 1e-6 * np.max(np.abs(a))
 
 
+@pytest.mark.usefixtures("x64")  # pure physics: float64 as a user calls it
 def test_gradient_layout_round_trip():
     # Exact inverse up to the rounding of N-1 accumulated steps (1e-12 relative).
     mesh = _mesh(21)
@@ -266,6 +273,7 @@ def _upstream_gradient_rhs(t, y_g, inputs, options):
     return jnp.concatenate([rates_G * (sc.t / sc.dSdr), ev.dSdt[-1:] * (sc.t / sc.S)])
 
 
+@pytest.mark.usefixtures("x64")  # pure physics: float64 as a user calls it
 def test_gradient_mode_rebuilt_entropy_equals_the_entropy_state_run():
     # The upstream gradient ODE is a constant linear change of variables of this package's
     # "gradient" mode (the rebuild telescopes: dS_i/dt = dS_N-1/dt - Σ (dS_k/dt - dS_k-1/dt)),
@@ -320,6 +328,7 @@ JACOBIAN_CASES = [("temperature", False), ("temperature", True), ("gradient", Tr
                   ("bower2018", False), ("bower2018", True)]
 
 
+@pytest.mark.usefixtures("x64")  # pure physics: float64 as a user calls it
 @pytest.mark.parametrize("mode,constant", JACOBIAN_CASES)
 def test_jacobian_matches_finite_differences(mode, constant):
     inputs, options, y, J = _jacobian_case(mode, constant)
@@ -335,6 +344,7 @@ def test_jacobian_matches_finite_differences(mode, constant):
     np.testing.assert_allclose(J, J_fd, rtol=1e-6, atol=1e-7 * np.max(np.abs(J)))
 
 
+@pytest.mark.usefixtures("x64")  # pure physics: float64 as a user calls it
 @pytest.mark.parametrize("mode,constant", JACOBIAN_CASES)
 def test_banded_jacobian_within_the_declared_band(mode, constant):
     # The colored banded Jacobian the solver compiles equals the dense one exactly only if

@@ -14,6 +14,9 @@ from aragog.eos.models import Bridgmanite
 from aragog.eos.models._bridgmanite import debye_d3  # private: the Debye function, against its series
 from aragog.eos.models import properties_PT, properties_VT, volume
 
+# the model's functions are pure JAX: called in float64 as a user does (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("x64_module")
+
 MPV = Bridgmanite()
 # 0-135 GPa x 1000-5000 K, less (0 GPa, 5000 K): above this model's spinodal at zero
 # pressure (~4450 K: no volume has P = 0, test_no_state_beyond_zero_pressure_spinodal).

@@ -131,6 +131,7 @@ def test_round_trip_with_awkward_scales(tmp_path):
     assert np.array_equal(_bits(Q3), _bits(Q2)) and np.array_equal(P3, P2) and np.array_equal(S3, S2)
 
 
+@pytest.mark.usefixtures("x64")  # to_jax: the tables as float64 JAX arrays, as a user makes them
 def test_read_scales_are_kept_and_are_no_pytree_field(small_dir):
     """The column factors a table was read with survive the set's copies (to_jax, to_numpy)
     and are no pytree field: every __init__ field of a table is a data or meta field, the

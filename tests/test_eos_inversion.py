@@ -12,6 +12,9 @@ from aragog.eos.models import state_PS
 from aragog.eos.models import RTpressMelt
 from aragog.eos.models import properties_PT
 
+# the inversion is pure JAX: called in float64 as a user does (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("x64_module")
+
 
 @pytest.mark.parametrize("phase, T_range, T_guess", [
     (RTpressMelt(), (2000.0, 5500.0), 3000.0),

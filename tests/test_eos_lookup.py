@@ -10,6 +10,9 @@ import pytest
 from aragog.eos import _lookup as lookup  # private: locate, cell_bounds, take_rows: below the exported lookups
 from aragog.eos._tables import is_uniform  # private: the uniform-axis test the lookup relies on
 
+# the lookups are pure JAX: called in float64 as a user does (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("x64_module")
+
 EPS = np.finfo(np.float64).eps
 RNG = np.random.default_rng(42)
 

@@ -4,10 +4,14 @@ liquidus, and their conversion to P-S curves with a phase model."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from aragog.eos.models import LIQUIDUS, SOLIDUS, entropy_curve
 from aragog.eos.models import RTpressMelt
 from aragog.eos.models import properties_PT
+
+# the curves and the model are pure JAX: called in float64 as a user does (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("x64_module")
 
 
 def test_pieces_meet_at_20_GPa_and_curves_are_ordered():

@@ -38,6 +38,7 @@ def arrays(request):
     return name, phase_arrays(MGSIO3.phase(name), P_AXIS, MGSIO3.temperature_range(name), curve, NS)
 
 
+@pytest.mark.usefixtures("x64")  # the model's pure functions, in float64 as a user calls them
 def test_every_node_is_the_phase_state_at_its_P_and_S(arrays):
     """The forward model at each node's (P, T) gives the node's entropy back: to 1e-9
     J/kg/K (the Newton residual accepted is 1e-6; the volume solve at (P, T) converges
@@ -59,6 +60,7 @@ def test_thermodynamic_identities_hold_to_rounding_in_the_tables(arrays):
     np.testing.assert_allclose(a["dTdPs"], a["alpha"] * a["T"] / (a["rho"] * a["cp"]), rtol=1e-12)
 
 
+@pytest.mark.usefixtures("x64")  # the model's pure functions, in float64 as a user calls them
 def test_cp_is_T_dS_dT_at_constant_P(arrays):
     """c_p = T (dS/dT)_P against a central difference of the model's S(P, T) at each node
     (relative step 1e-4: truncation ~1e-8, rounding ~1e-12 / 1e-4): 1e-6 relative."""
@@ -78,6 +80,7 @@ def test_tables_are_a_valid_spider_set_and_round_trip(tables, tmp_path):
     assert back.identity() == tables.identity()
 
 
+@pytest.mark.usefixtures("x64")  # the model's pure functions, in float64 as a user calls them
 def test_melting_curves_convert_to_entropy_and_back_to_temperature(tables):
     """S_sol(P) = S_solid(P, T_sol(P)) and S_liq(P) = S_melt(P, T_liq(P)): the (P, S) ->
     T inversion of each phase at the stored boundary entropy gives the published T(P)
@@ -92,6 +95,7 @@ def test_melting_curves_convert_to_entropy_and_back_to_temperature(tables):
     assert np.all((jump > 600) & (jump < 900)), jump
 
 
+@pytest.mark.usefixtures("x64")  # the model's pure functions, in float64 as a user calls them
 def test_the_melt_offset_shifts_entropy_only():
     """The melt's entropy offset is a constant in F: S moves by it exactly, every other
     property is unchanged."""

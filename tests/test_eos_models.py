@@ -7,8 +7,12 @@ import dataclasses
 
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from aragog.eos.models import properties_PT, properties_VT, volume
+
+# the model's functions are pure JAX: called in float64 as a user does (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("x64_module")
 
 R = 8.31446261815324
 

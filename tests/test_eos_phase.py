@@ -12,6 +12,9 @@ import pytest
 
 from aragog import eos
 
+# the evaluators are pure JAX: called in float64 as a user does (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("x64_module")
+
 EPS = np.finfo(np.float64).eps
 RTMELT = Path(__file__).resolve().parents[2] / "shared" / "data" / "spider-RTmelt"
 

@@ -18,6 +18,9 @@ from aragog.eos.models import RTpressMelt
 from aragog.eos.models._rtpress import GAS_CONSTANT, _vol
 from aragog.eos.models import properties_PT, properties_VT, volume
 
+# the model's functions are pure JAX: called in float64 as a user does (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("x64_module")
+
 S11 = RTpressMelt()  # defaults: the paper's fit to Spera et al. (2011)
 DK09 = RTpressMelt.dekoker2009()
 PHASES = pytest.mark.parametrize("phase", [S11, DK09], ids=["S11", "dK09"])

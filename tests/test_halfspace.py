@@ -155,6 +155,7 @@ def _mesh_inputs(n_nodes):
         scales=ph.Scales(S=1000.0, t=SECONDS_PER_YEAR, dSdr=1e-4)))
 
 
+@pytest.mark.usefixtures("x64")  # pure physics: float64 as a user calls it
 @pytest.mark.parametrize("outer_boundary_condition", [5, 4])
 def test_boundary_gradients_are_exact_for_quadratics(outer_boundary_condition):
     """S quadratic in ξ: the one-sided boundary gradients reproduce it (second order), the
@@ -181,6 +182,7 @@ def test_boundary_gradients_are_exact_for_quadratics(outer_boundary_condition):
             assert float(S_b[-1]) == float(S_of(mesh.xi_basic[-1]))
 
 
+@pytest.mark.usefixtures("x64")  # pure physics: float64 as a user calls it
 @pytest.mark.parametrize("core_bc", ["flux", "energy_balance"])
 def test_prescribed_surface_closure_keeps_the_band(core_bc):
     """F_N uses S_N-1 and S_N-2: row N-1 stays within the lower bandwidth 1; the Jacobian is

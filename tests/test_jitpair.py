@@ -18,6 +18,11 @@ from aragog.solver.backends import (
 )
 from aragog.solver import JitPair
 
+# the pairs here compile the tests' own JAX functions of their own JAX arrays, and the bound
+# calls (rhs_into, jac_into, scalar_fn) run in the caller's x64 mode as the solver's do: float64
+# as a user does it (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("x64_module")
+
 # Jacobians computed by colored forward-mode products and by jacfwd execute the same
 # floating-point operations per entry (one tangent propagation each), so they agree to
 # rounding: 1e-14 relative to the largest entry is a strict bound.

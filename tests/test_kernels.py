@@ -68,6 +68,7 @@ def test_axis_modes():
     assert packed_tables(eos.default_table_set()).modes == ("exact",) * 6
 
 
+@pytest.mark.usefixtures("x64")  # the tables as JAX arrays and the pure evaluator, in float64 as a user calls them
 def test_packed_views_and_identity():
     tables = eos.default_table_set()
     packed = packed_tables(tables)
@@ -81,6 +82,7 @@ def test_packed_views_and_identity():
     assert packed.to_jax().identity() == packed.identity()
 
 
+@pytest.mark.usefixtures("x64")  # the tables as JAX arrays and the pure evaluator, in float64 as a user calls them
 @pytest.mark.parametrize("which", ["bundled", "RTmelt"])
 def test_packed_evaluator_matches_the_plain_lookups(which):
     """Away from the mush blend (|g - 0|, |g - 1| > 0.5, where the blend weight is below
@@ -122,6 +124,7 @@ def test_packed_evaluator_matches_the_plain_lookups(which):
     np.testing.assert_allclose(np.asarray(st.T_sol), T_sol, rtol=1e-12)
 
 
+@pytest.mark.usefixtures("x64")  # the tables as JAX arrays and the pure evaluator, in float64 as a user calls them
 def test_values_on_grid_nodes_are_the_tables_own():
     """A query exactly on a node of an arithmetic ("exact") axis lands on it: the value is
     the table entry, bit for bit, as with a search."""
@@ -134,6 +137,7 @@ def test_values_on_grid_nodes_are_the_tables_own():
     np.testing.assert_array_equal(np.asarray(st.rho), np.asarray(melt.rho)[j, i])
 
 
+@pytest.mark.usefixtures("x64")  # the tables as JAX arrays and the pure evaluator, in float64 as a user calls them
 def test_pack_inside_a_trace_gives_the_same_values():
     tables = eos.default_table_set()
     P = np.linspace(1e9, 100e9, 50)

@@ -39,6 +39,7 @@ def load_tool():
 
 
 # ----------------------------------------------------------------------------- pure functions
+@pytest.mark.usefixtures("x64")  # pure physics: float64 as a user calls it
 def test_donor_cell_weight_takes_the_cell_the_flux_leaves():
     w = jnp.asarray([0.1, 0.2, 0.3])  # 3 cells, 4 basic nodes
     up = jnp.asarray([True, True, False, True])
@@ -47,6 +48,7 @@ def test_donor_cell_weight_takes_the_cell_the_flux_leaves():
     np.testing.assert_array_equal(got, [1.0, 0.1, 0.3, 1.0])
 
 
+@pytest.mark.usefixtures("x64")  # pure physics: float64 as a user calls it
 def test_mixing_onset_drive_is_the_law_at_zero_width_and_c1_otherwise():
     dSdr = jnp.asarray([-3e-5, -1e-7, 0.0, 2e-5])
     c = jnp.full(4, -4e-5)
@@ -75,6 +77,7 @@ _diag = jax.jit(ph.diagnostics, static_argnums=3)
 _state = jax.jit(ph.material_state, static_argnums=3)
 
 
+@pytest.mark.usefixtures("x64")  # pure physics: float64 as a user calls it
 def test_a_frozen_cell_feeds_no_two_phase_flux():
     """A frozen base (cell 0, 30 smoothing widths below its solidus) under a mush: the
     node between them is in the mush (its entropy is the two cells' mean), so the node's

@@ -20,6 +20,9 @@ from aragog import physics as ph
 from aragog.physics._rhs import _rheological_front_depth
 from aragog.structure import build_mesh
 
+# the physics functions are pure: called in float64 as a user does (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("x64_module")
+
 R, RC, RHO_CORE = 6371e3, 3504e3, 10738.33
 # The core modes "temperature", "gradient", "bower2018" are checked in tests/test_core_modes.py.
 ALL_COMBOS = [(s, c) for s in ph.SURFACE_BCS for c in ("flux", "quasi_steady", "energy_balance")]

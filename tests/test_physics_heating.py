@@ -14,6 +14,9 @@ from aragog import eos
 from aragog import physics as ph
 from aragog.structure import build_mesh
 
+# the heating functions are pure: called in float64 as a user does (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("x64_module")
+
 GYR = 1e9 * ph.SECONDS_PER_YEAR
 
 

@@ -267,6 +267,7 @@ def test_mesh_fields_and_dtypes():
     assert m.number_of_cells == 10 and m.number_of_nodes == 11
 
 
+@pytest.mark.usefixtures("x64")  # the test's own jitted function of a Mesh, in float64 as a user runs it
 def test_mesh_jit_no_retrace():
     traces = []
 

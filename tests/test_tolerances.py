@@ -12,6 +12,9 @@ from aragog import eos, physics as ph
 from aragog.solver._tolerances import absolute_tolerances, slot_atol_factor
 from aragog.structure import build_mesh
 
+# the physics inputs and the tolerance rule are pure functions: float64 as a user calls them
+pytestmark = pytest.mark.usefixtures("x64_module")
+
 
 def _inputs(n_nodes=41):
     mesh = build_mesh(6371e3, 3504e3, n_nodes, core_density=10738.33)

@@ -19,17 +19,6 @@ import _tables  # noqa: E402
 import proteus_sequence  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def float64_jax():
-    """JAX's default configuration, x64 off, for each test here (the suite's session
-    fixture of this name turns it on): PROTEUS calls the upstream names that way. The
-    sequences run inside the tests (``sequence_runs.get``), so inside this context."""
-    import jax
-
-    with jax.enable_x64(False):
-        yield
-
-
 @pytest.fixture(scope="session")
 def sequence_inputs(tmp_path_factory) -> dict:
     """P-S tables, PROTEUS's P-T lookup directory and melting curves (written by this package)."""
