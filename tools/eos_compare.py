@@ -334,6 +334,16 @@ def section_burnman(skip: bool) -> dict:
 
 
 def main() -> None:
+    import jax
+
+    # properties_PT, state_PS and the melting curves are pure JAX functions, which follow
+    # JAX's setting: this tool calls them in float64 as a user does (generate_tables and
+    # phase_arrays enter it themselves)
+    with jax.enable_x64(True):
+        _main()
+
+
+def _main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", type=Path, help="write every figure here")
     parser.add_argument("--np", type=int, default=200, help="pressures of the generated set (default 200)")

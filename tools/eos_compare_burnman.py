@@ -142,6 +142,15 @@ def compare(label: str, python: str, use_burnman_params: bool, points) -> dict:
 
 
 def main() -> None:
+    import jax
+
+    # properties_PT and properties_VT are pure JAX functions, which follow JAX's setting:
+    # called in float64 as a user does (float32 would round at 6e-8 of a 1e-6 target)
+    with jax.enable_x64(True):
+        _main()
+
+
+def _main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--burnman-python", help="interpreter with burnman (default /work/burnman-venv)")
     parser.add_argument("--setup", action="store_true", help="create the BurnMan venv if missing")
