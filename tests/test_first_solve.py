@@ -169,11 +169,10 @@ def test_first_solve_counts_each_program_once_and_shares_honestly():
         assert (s2["traces"], s2["compiles"], s2["source"]) == (0, 0, "memory"), (name, s2)
 
 
-@pytest.mark.xfail(strict=True, reason="JitPair.stored() runs outside float64: the store key it looks up has "
-                   "x64 off (aragog._executable_store.environment_key), so with JAX's default it never finds "
-                   "an entry (issue 36: solver/_jitpair.py, @in_float64 on stored)")
 def test_stored_is_the_same_with_x64_off(tmp_path, monkeypatch):
-    """A user's process (x64 off): a program another pair stored is found without tracing."""
+    """A user's process (x64 off): a program another pair stored is found without tracing.
+    (Before, stored() ran outside float64, so the store key it looked up had x64 off,
+    aragog._executable_store.environment_key, and it never found an entry.)"""
     monkeypatch.setattr(executable_store, "_store", [executable_store.ExecutableStore(tmp_path)])
     _toy_pair(store_key="toy-key").compile("jac")
     assert _toy_pair(store_key="toy-key").stored("jac")

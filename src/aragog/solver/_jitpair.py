@@ -273,6 +273,7 @@ class JitPair:
         for key in names or tuple(self._programs):
             self._program(key, compile=True)
 
+    @in_float64
     def stored(self, name: str, store=None) -> bool:
         """Whether program ``name`` is compiled already or has an entry in the active
         persistent store, or in ``store`` (an :class:`aragog._executable_store.ExecutableStore`)
