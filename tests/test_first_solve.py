@@ -178,7 +178,6 @@ def test_stored_is_the_same_with_x64_off(tmp_path, monkeypatch):
     assert _toy_pair(store_key="toy-key").stored("jac")
 
 
-@pytest.mark.usefixtures("x64")  # the loads themselves; stored() with x64 off: the test above
 def test_stored_programs_load_without_tracing(tmp_path, monkeypatch):
     monkeypatch.setattr(executable_store, "_store", [executable_store.ExecutableStore(tmp_path)])
     opts = {"jac": {"xla_cpu_use_fusion_emitters": False}}
