@@ -199,8 +199,9 @@ def test_separate_block_compiles_once_inline_and_in_simulator():
     np.testing.assert_allclose(py[y], np.sum(in_x64(layers_jax)(np.array([0.5, 0.1]), 2)), rtol=RTOL)
 
 
-#: what csdl may import from the rest of aragog: the compile service, which imports only JAX
-COMPILE_SERVICE = ("._compiling", "._executable_store")
+#: what csdl may import from the rest of aragog: the compile service and the float64 helper,
+#: which import only JAX and set nothing
+COMPILE_SERVICE = ("._compiling", "._executable_store", "._float64")
 
 
 def test_csdl_imports_nothing_else_from_aragog():
@@ -213,7 +214,7 @@ def test_csdl_imports_nothing_else_from_aragog():
         for m in re.finditer(pattern, path.read_text(), re.M):
             names = (m.group(1), "." + str(m.group(2)))
             assert ".csdl" in names or any(n in COMPILE_SERVICE for n in names), f"{path}: {m.group(0)!r}"
-    for path in (root.parent / "_compiling.py", root.parent / "_executable_store.py"):
+    for path in (root.parent / "_compiling.py", root.parent / "_executable_store.py", root.parent / "_float64.py"):
         assert not re.search(r"^\s*(?:from|import)\s+aragog\.(?!_compiling|_executable_store)", path.read_text(),
                              re.M), f"{path} imports more than JAX and the compile service"
 

@@ -33,7 +33,7 @@ PKG = "aragog.csdl"
 
 # lowest first; names are relative to aragog.csdl ("" is the package itself)
 LAYERS: list[set[str]] = [
-    {"_recorder", "_variable", "_float64"},
+    {"_recorder", "_variable"},
     {"_operation"},
     {"operations", "operations._custom", "operations._elementwise", "operations._implicit",
      "operations._jaxfn", "operations._linalg", "operations._loop", "operations._shape"},
@@ -258,8 +258,8 @@ PACKAGE = "aragog"
 #: nothing of the solver, which writes its history with it. _compat, the upstream aragog's
 #: interface, sits on top: it adapts the solver and the config.
 ROOM_LAYERS: list[set[str]] = [
-    {"errors", "_jax", "_pytree", "_version", "_atomic", "integrator_names", "logs", "fields", "_environment",
-     "_executable_store", "_compiling", "units"},
+    {"errors", "_jax", "_float64", "_pytree", "_version", "_atomic", "integrator_names", "logs", "fields",
+     "_environment", "_executable_store", "_compiling", "units"},
     {"_run_history"},
     {"config", "csdl"},
     {"eos", "structure"},

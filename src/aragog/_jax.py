@@ -7,7 +7,8 @@ JAX code keeps its dtypes (docs/design.md, "No global side effects"). Arrays ara
 returns are NumPy float64 or Python floats.
 
 The setting is per thread: a thread that aragog starts (a background compile) enters
-:func:`float64` itself.
+:func:`float64` itself. :func:`float64` and :func:`in_float64` live in :mod:`aragog._float64`
+(which sets nothing, so that csdl can use them too) and are re-exported here.
 
 One process setting remains: CPU programs run in the calling thread
 (``jax_cpu_enable_async_dispatch = False``). aragog calls small compiled programs from the
@@ -23,34 +24,16 @@ it alone. It changes when a program runs, never what it computes.
 
 from __future__ import annotations
 
-import functools
 import os
-from collections.abc import Callable
-from typing import TypeVar
 
 import jax
 import jax.numpy as jnp
 from jax._src import xla_bridge as _xla_bridge  # private: whether the backends have started
+
+from aragog._float64 import float64, in_float64
 
 if "JAX_CPU_ENABLE_ASYNC_DISPATCH" not in os.environ and not _xla_bridge.backends_are_initialized():
     jax.config.update("jax_cpu_enable_async_dispatch", False)
 
 __all__ = ["jax", "jnp", "float64", "in_float64"]
 
-F = TypeVar("F", bound=Callable)
-
-
-def float64():
-    """A context manager: JAX's x64 mode on in this thread while it is open (restored after)."""
-    return jax.enable_x64(True)
-
-
-def in_float64(fn: F) -> F:
-    """Decorate an entry point of aragog: ``fn`` runs inside :func:`float64`."""
-
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
-        with jax.enable_x64(True):
-            return fn(*args, **kwargs)
-
-    return run  # type: ignore[return-value]

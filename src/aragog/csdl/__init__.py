@@ -10,7 +10,7 @@ It computes in float64 whatever the caller's JAX setting, and leaves JAX's confi
 alone: every public call that traces, compiles or runs JAX code (the simulators'
 ``run``/``compute_totals``/``call``, inline recording, a region's compile and host
 callback) runs inside ``jax.enable_x64(True)``, a thread-local setting restored on return
-(``_float64``), so the caller's own JAX code keeps its dtypes; values come back as float64
+(``aragog._float64``), so the caller's own JAX code keeps its dtypes; values come back as float64
 NumPy arrays. The pure JAX functions a graph becomes (:func:`graph_function`) follow the
 caller's setting, like any JAX function.
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from aragog.csdl._float64 import float64
+from aragog._float64 import float64
 from aragog.csdl._recorder import get_current_recorder, next_op_id
 from aragog.csdl._variable import Constant, Variable
 

@@ -43,7 +43,7 @@ from jax.sharding import SingleDeviceSharding
 
 from aragog._compiling import compile_keyed
 from aragog.csdl._derivative import vjp_pass
-from aragog.csdl._float64 import in_float64
+from aragog._float64 import in_float64
 from aragog.csdl._operation import ancestors, evaluate_nodes, lookup
 from aragog.csdl.operations._elementwise import add
 from aragog.csdl._recorder import Recorder

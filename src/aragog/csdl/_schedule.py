@@ -34,7 +34,7 @@ import numpy as np
 from aragog._compiling import compile_keyed
 from aragog.csdl._compress import JaxCompressedOperation
 from aragog.csdl._derivative import VmappedJacobianOperation
-from aragog.csdl._float64 import in_float64
+from aragog._float64 import in_float64
 from aragog.csdl._operation import ancestors, evaluate_nodes, leaf_value
 from aragog.csdl._simulators import _Base, _check_leaves
 from aragog.csdl._variable import Constant

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from aragog.csdl._derivative import derivative
-from aragog.csdl._float64 import in_float64
+from aragog._float64 import in_float64
 from aragog.csdl._operation import ancestors, evaluate_nodes, leaf_value, lookup
 from aragog.csdl._recorder import Recorder
 from aragog.csdl._variable import Constant, Variable

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from aragog.csdl._float64 import float64
+from aragog._float64 import float64
 from aragog.csdl._operation import Operation
 from aragog.csdl._variable import as_variable
 
