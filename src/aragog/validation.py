@@ -10,10 +10,6 @@ not finite (EOS, heating, a flux, dS/dt) and the cells where it is not.
 
 from __future__ import annotations
 
-import logging
-
-logger = logging.getLogger("aragog.validation")
-
 
 def check_inputs(params, rhs: bool = True) -> list[str]:
     """Validate ``params`` and everything it references.

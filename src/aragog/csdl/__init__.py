@@ -14,8 +14,8 @@ callback) runs inside ``jax.enable_x64(True)``, a thread-local setting restored 
 NumPy arrays. The pure JAX functions a graph becomes (:func:`graph_function`) follow the
 caller's setting, like any JAX function.
 
-Modules: ``recorder`` (Recorder), ``variable`` (Variable, Constant), ``float64`` (the x64
-context of the entry points), ``operation`` (Operation base class, graph evaluator),
+Modules: ``recorder`` (Recorder), ``variable`` (Variable, Constant), ``operation``
+(Operation base class, graph evaluator),
 ``operations/`` (one module per family:
 elementwise, shape, linalg, jaxfn = record a JAX function, custom = NumPy user ops,
 implicit = Newton-solved states with implicit-function-theorem derivatives,
@@ -29,7 +29,7 @@ programs use too: :mod:`aragog._compiling` (ahead-of-time compiles with counters
 compiles load from); both import only JAX, and they are all csdl imports from aragog.
 
 The modules form layers, each importing only lower ones (tests/test_imports.py checks
-it, no cycle either): recorder, variable, float64 → operation → operations → derivative →
+it, no cycle either): recorder, variable → operation → operations → derivative →
 region, share → compress → simulators, schedule. ``variable`` imports nothing of csdl:
 ``operations`` attaches Variable's operators when it is imported, which this package does.
 
