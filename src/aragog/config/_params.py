@@ -78,6 +78,7 @@ class SolverParams:
     jax_cache_dir: str = _f("solver", "jax_cache_dir")  # "": automatic, "none": off
     jax_cache_max_mb: int = _f("solver", "jax_cache_max_mb")  # MB (10^6 bytes), 0: no cap
     compile_mode: str = _f("solver", "compile_mode")  # "fused" | "blocks"
+    newton: str = _f("solver", "newton")  # "auto" | "compiled" | "callbacks"
 
 
 @dataclass(kw_only=True)
@@ -327,6 +328,13 @@ class Config:
         if mesh.inner_radius >= mesh.outer_radius:
             raise ConfigError(f"mesh.inner_radius ({fmt(mesh.inner_radius)}) must be < mesh.outer_radius "
                               f"({fmt(mesh.outer_radius)})")
+        if s.newton == "compiled":
+            clash = ("compile_mode", s.compile_mode, "fused") if s.compile_mode != "fused" else (
+                ("jacobian", s.jacobian, "jax") if s.jacobian != "jax" else (
+                    ("method", s.method, "cvode") if s.method != "cvode" else None))
+            if clash is not None:
+                raise ConfigError(f"`solver.newton` = 'compiled' needs solver.{clash[0]} = '{clash[2]}', got "
+                                  f"'{clash[1]}' (or set newton = 'auto')")
         if mesh.eos_method == 2 and not mesh.eos_file:
             raise ConfigError("`mesh.eos_method` = 2 (structure file) needs a non-empty `mesh.eos_file`")
         if ic.initial_condition == 2 and not ic.init_file:

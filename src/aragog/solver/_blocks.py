@@ -177,7 +177,7 @@ class BlockPrograms:
     def bind(self, inputs, call_stats=None) -> "BoundBlocks":
         return BoundBlocks(self, inputs, call_stats)
 
-    def start(self, background: tuple[str, ...] = ()) -> None:
+    def start(self, background: tuple[str, ...] = (), newton: str = "jac") -> None:
         """Nothing to start: each block and glue program compiles (or loads from the store)
         at its first call, and the blocks are shared by every schedule."""
 

@@ -174,7 +174,7 @@ class EntropySolver:
             if reused:
                 self._pair.wait_background()  # its compiles are the first solver's, not ours
             else:
-                self._pair.start(self._background_programs)
+                self._pair.start(self._background_programs, newton=self._newton_program(params))
             self._baseline = compile_stats(self._pair) if reused else None
             self._logged = {}
             if reused:
@@ -189,6 +189,15 @@ class EntropySolver:
         self._options, self._inputs = options, inputs
         self._bound = self._pair.bind(inputs, self._calls)  # inputs packed and on the device once per reset
         return self
+
+    @staticmethod
+    def _newton_program(params) -> str:
+        """The program CVODE's Newton iteration calls besides the RHS: ``"corrector"`` (its
+        solve in one call, ``solver.newton``) or ``"jac"`` (SUNDIALS' Newton solver)."""
+        s = params.solver
+        compiled = (s.newton != "callbacks" and s.method == "cvode" and s.jacobian == "jax"
+                    and s.compile_mode == "fused")
+        return "corrector" if compiled else "jac"
 
     def _derive(self, params) -> Derived:
         """What a solve of validated ``params`` runs on (mesh and EOS data cached)."""
@@ -215,7 +224,7 @@ class EntropySolver:
         params = (self._params if params is None else params).validate()
         mode, options, _, inputs, key = self._derive(params)
         return mode == "fused" and programs_in_cache(fused_programs(options, inputs, store=store_key(key)),
-                                                     ("rhs", "jac", *self._background_programs),
+                                                     ("rhs", self._newton_program(params), *self._background_programs),
                                                      params.solver.jax_cache_dir)
 
     @in_float64
@@ -422,7 +431,7 @@ class EntropySolver:
             atol = absolute_tolerances(float(sp.atol), len(y0), self._inputs, self._options)
             result = integrate(problem, t_eval, y0, method=method, rtol=float(sp.rtol), atol=atol,
                                max_steps=int(sp.max_steps), event=event, warm=self._warm_start(method),
-                               trace=needs_step_trace(self._options))
+                               trace=needs_step_trace(self._options), newton=sp.newton)
             t_out, y_out = result.t, result.y
             status, message = result.status, result.message
             t_final, y_final = result.t_final, result.y_final

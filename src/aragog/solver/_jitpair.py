@@ -48,6 +48,7 @@ import numpy as np
 from aragog._jax import in_float64, jax, jnp
 from aragog._compiling import compile_lowered, lower, store_lookup, store_save
 from aragog._executable_store import store_has
+from aragog.solver._corrector import CorrectorLayout, make_corrector
 from aragog.solver._jacobian import banded_jacobian, dense_jacobian
 from aragog.solver._packing import PackLayout
 from aragog.solver._program_stats import ProgramStats
@@ -62,11 +63,12 @@ _RESERVED = ("rhs", "jac")
 class _Program:
     """One function of ``(t, y, *flat_args)`` and, once compiled, its executable."""
 
-    __slots__ = ("name", "flat_fn", "compiled", "stats", "out_tree", "lock", "options", "lowered")
+    __slots__ = ("name", "flat_fn", "compiled", "stats", "out_tree", "lock", "options", "lowered", "more")
 
-    def __init__(self, name: str, flat_fn: Callable, stats: ProgramStats, options=None):
+    def __init__(self, name: str, flat_fn: Callable, stats: ProgramStats, options=None, more=()):
         self.name = name
         self.flat_fn = flat_fn
+        self.more = tuple(more)  # abstract inputs after the args' (the corrector's step inputs)
         self.compiled = None
         self.stats = stats
         self.out_tree = None
@@ -102,6 +104,9 @@ class JitPair:
             directory) *before tracing*, and saved there after compiling.
         compiler_options: optional mapping ``program name -> {XLA option: value}`` passed
             to ``jax.stages.Lowered.compile`` for that program (others: XLA's defaults).
+        corrector: ``(max_iters, check)`` adds the program ``"corrector"``: CVODE's Newton
+            solve of one step (:func:`aragog.solver._corrector.make_corrector`), called as
+            ``corrector(t, y_pred, *inputs, vectors, scalars, held)`` (banded Jacobian only).
 
     Raises:
         ValueError: ``rhs_fn`` does not return shape ``(n_state,)``, a bad ``jacobian`` mode,
@@ -124,6 +129,7 @@ class JitPair:
         name: str = "aragog",
         store_key: str | None = None,
         compiler_options: Mapping[str, Mapping[str, Any]] | None = None,
+        corrector: tuple[int, bool] | None = None,
     ):
         if jacobian not in ("banded", "dense"):
             raise ValueError(f"JitPair: jacobian must be 'banded' or 'dense', got {jacobian!r}")
@@ -166,6 +172,18 @@ class JitPair:
             return jac_y(y, t, args)
 
         functions: dict[str, Callable] = {"rhs": rhs_of, "jac": jac_of}
+        more: dict[str, tuple] = {}
+        #: the corrector program's input shapes (``None``: no corrector program)
+        self.corrector_layout = None
+        self._corrector_options = None if corrector is None else (int(corrector[0]), bool(corrector[1]))
+        if corrector is not None:
+            if jacobian != "banded":
+                raise ValueError("JitPair: the corrector program needs the banded Jacobian")
+            self.corrector_layout = CorrectorLayout(self.n, ml_, mu_)
+            max_iters, check = corrector
+            functions["corrector"] = make_corrector(rhs_of, jac_of, self.corrector_layout, int(max_iters),
+                                                    bool(check))
+            more["corrector"] = self.corrector_layout.abstract_inputs()
         for key, fn in (extra or {}).items():
             if key in _RESERVED:
                 raise ValueError(f"JitPair: extra program name {key!r} is reserved")
@@ -180,7 +198,8 @@ class JitPair:
         self._programs: dict[str, _Program] = {}
         for key, fn in functions.items():
             stats = ProgramStats()
-            self._programs[key] = _Program(key, self._make_flat(key, fn, treedef, stats), stats, options.get(key))
+            self._programs[key] = _Program(key, self._make_flat(key, fn, treedef, stats, len(more.get(key, ()))),
+                                           stats, options.get(key), more.get(key, ()))
         self._background: list[threading.Thread] = []
 
         if not lazy:
@@ -188,22 +207,23 @@ class JitPair:
                 self._compile(key)
 
     # ------------------------------------------------------------------ compilation
-    def _make_flat(self, key: str, fn: Callable, treedef, stats: ProgramStats) -> Callable:
+    def _make_flat(self, key: str, fn: Callable, treedef, stats: ProgramStats, n_more: int = 0) -> Callable:
         layout = self._layout
+        n_args = layout.n_inputs
 
         def flat(t, y, *inputs):
             stats.traces += 1  # runs only while JAX traces this function
-            args = jax.tree_util.tree_unflatten(treedef, layout.unpack(inputs))
-            return fn(t, y, args)
+            args = jax.tree_util.tree_unflatten(treedef, layout.unpack(inputs[:n_args]))
+            return fn(t, y, args, *inputs[n_args:n_args + n_more])
 
         flat.__name__ = f"{self.name}_{key}"
         flat.__qualname__ = flat.__name__
         return flat
 
-    def _abstract_inputs(self) -> list:
+    def _abstract_inputs(self, more=()) -> list:
         sds = jax.ShapeDtypeStruct
         inputs = [sds((), jnp.float64), sds((self.n,), jnp.float64)]
-        return inputs + self._layout.abstract_inputs()
+        return inputs + self._layout.abstract_inputs() + list(more)
 
     @in_float64
     def _compile(self, key: str) -> _Program:
@@ -218,7 +238,8 @@ class JitPair:
     def _store_key(self, key: str) -> str | None:
         if self.store_key is None:
             return None
-        return repr((self.store_key, self.name, key, self.n, self.ml, self.mu, self.jacobian,
+        program = (key, self._corrector_options) if key == "corrector" else key
+        return repr((self.store_key, self.name, program, self.n, self.ml, self.mu, self.jacobian,
                      self._leaf_specs, self._layout.n_inputs, str(self._treedef)))
 
     def _prepare_locked(self, prog: _Program) -> None:
@@ -229,7 +250,7 @@ class JitPair:
         if hit is not None:
             self._finish(prog, *hit)
             return
-        prog.lowered = lower(prog.flat_fn, self._abstract_inputs())
+        prog.lowered = lower(prog.flat_fn, self._abstract_inputs(prog.more))
 
     def _compile_locked(self, prog: _Program) -> None:
         self._prepare_locked(prog)
@@ -315,7 +336,7 @@ class JitPair:
         thread.start()
         return thread
 
-    def start(self, background: tuple[str, ...] = ("diagnostics",)) -> None:
+    def start(self, background: tuple[str, ...] = ("diagnostics",), newton: str = "jac") -> None:
         """Compile a new pair's programs, overlapping what can overlap on two cores.
 
         XLA's compile releases the GIL (tracing and lowering do not). So the Jacobian, the
@@ -326,12 +347,16 @@ class JitPair:
         Jacobian's compile instead, the diagnostics' compile slowed it down by more than it
         saved (one XLA compile already uses more than one core at times). A Jacobian in the
         persistent store is loaded in the thread (loading releases the GIL too) while this
-        one loads or compiles the RHS."""
-        if not self.stored("jac"):
-            self.prepare("jac")  # trace before the RHS's tracing competes for the GIL
-        self.compile_in_background("jac")
+        one loads or compiles the RHS. With ``newton="corrector"`` (the compiled Newton
+        solve, :mod:`aragog.solver._corrector`) the corrector takes the Jacobian's place."""
+        # ``newton``: the program the integrator's Newton iteration calls, "jac" or
+        # "corrector" (which contains the Jacobian: it takes the Jacobian's place)
+        first = newton if newton in self._programs else "jac"
+        if not self.stored(first):
+            self.prepare(first)  # trace before the RHS's tracing competes for the GIL
+        self.compile_in_background(first)
         self.compile("rhs")
-        self.compile("jac")  # waits for the thread
+        self.compile(first)  # waits for the thread
         self.compile_in_background(*background)
 
     def wait_background(self) -> None:
@@ -500,6 +525,34 @@ class BoundPair:
         self._inputs = tuple(jax.device_put(x) for x in inputs)
         self.rhs_into = self._make_into("rhs")
         self.jac_into = self._make_into("jac")
+        #: the corrector program's layout and whether it checks its accepted iterates
+        #: (``None``: the pair has no corrector program)
+        self.corrector_layout = pair.corrector_layout
+        self.corrector_check = None if pair._corrector_options is None else pair._corrector_options[1]
+        self._corrector = None
+
+    @property
+    def corrector(self) -> Callable | None:
+        """``corrector(t, y_pred, vectors, scalars, held) -> (c, f, info, held)``: CVODE's
+        Newton solve of one step in one call (:mod:`aragog.solver._corrector`; compiled at
+        the first use), or ``None`` without a corrector program."""
+        if self.corrector_layout is None:
+            return None
+        if self._corrector is None:
+            compiled = self.pair._program("corrector").compiled
+            stats = self._stats("corrector")
+            inputs = self._inputs
+            clock = time.perf_counter
+
+            def corrector(t, y_pred, vectors, scalars, held):
+                t0 = clock()
+                out = compiled(float(t), y_pred, *inputs, vectors, scalars, held)
+                stats.calls += 1
+                stats.call_seconds += clock() - t0
+                return out
+
+            self._corrector = corrector
+        return self._corrector
 
     def _make_into(self, key: str) -> Callable[[float, np.ndarray, np.ndarray], None]:
         prog = self.pair._program(key)

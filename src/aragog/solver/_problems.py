@@ -8,6 +8,8 @@ from __future__ import annotations
 import time
 from typing import Callable, NamedTuple
 
+import numpy as np
+
 from aragog.errors import AragogError
 
 __all__ = ["WallTimeLimitReached", "WallClockLimit", "NoJacobian", "SolveProgress", "ProgressProbe"]
@@ -30,6 +32,7 @@ class WallClockLimit:
         self._problem, self._deadline = problem, deadline
         self.expired_at: float | None = None
         self.jac_into = None if problem.jac_into is None else self._jac_into
+        _forward_corrector(self, problem, self._corrector)
 
     def _check(self, t) -> None:
         if time.perf_counter() > self._deadline:
@@ -44,6 +47,20 @@ class WallClockLimit:
     def _jac_into(self, t, y, out) -> None:
         self._check(t)
         self._problem.jac_into(t, y, out)
+
+    def _corrector(self, t, y_pred, vectors, scalars, held):
+        self._check(t)
+        return self._problem.corrector(t, y_pred, vectors, scalars, held)
+
+
+def _forward_corrector(wrapper, problem, corrector) -> None:
+    """Give ``wrapper`` the problem's compiled Newton solve (``corrector``, its layout and
+    check; :mod:`aragog.solver._corrector`) through ``corrector``, or none when the problem
+    has none."""
+    has = getattr(problem, "corrector", None) is not None
+    wrapper.corrector = corrector if has else None
+    wrapper.corrector_layout = getattr(problem, "corrector_layout", None) if has else None
+    wrapper.corrector_check = getattr(problem, "corrector_check", None) if has else None
 
 
 class NoJacobian:
@@ -87,6 +104,7 @@ class ProgressProbe:
         self._span, self._interval, self._wall0 = (float(t_start), float(t_end)), float(interval), wall0
         self._next = wall0 + self._interval
         self.rhs_calls = 0
+        _forward_corrector(self, problem, self._corrector)
 
     def rhs_into(self, t, y, out) -> None:
         self._problem.rhs_into(t, y, out)
@@ -95,6 +113,16 @@ class ProgressProbe:
         if now >= self._next:
             self.send(float(t), y, now)
             self._next = time.perf_counter() + self._interval
+
+    def _corrector(self, t, y_pred, vectors, scalars, held):
+        out = self._problem.corrector(t, y_pred, vectors, scalars, held)
+        info = np.asarray(out[2])
+        self.rhs_calls += int(info[4])  # the right-hand sides it evaluated
+        now = time.perf_counter()
+        if now >= self._next:
+            self.send(float(t), y_pred + np.asarray(out[0]), now)
+            self._next = time.perf_counter() + self._interval
+        return out
 
     def send(self, t: float, y, now: float | None = None, done: bool = False) -> None:
         """One report at (t, y)."""

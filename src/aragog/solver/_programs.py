@@ -47,6 +47,9 @@ COMPILER_OPTIONS: dict[str, dict] = {
     **{name: {**_FULL_OPTIMISATION, "xla_cpu_use_fusion_emitters": False}
        for name in ("rhs", "jac", "diagnostics", "powers")},
     "melt_fraction": dict(_FULL_OPTIMISATION),
+    # the older emitters crash XLA:CPU (a segmentation fault when the program runs; jaxlib
+    # 0.10.2) on the corrector's LU inside its while loops: it keeps the default emitters
+    "corrector": dict(_FULL_OPTIMISATION),
 }
 
 
@@ -56,7 +59,11 @@ def fused_programs(options, inputs, jacobian: str = "banded", store: str | None 
     products, CVODE's band solver; the default) or "dense" (jacfwd; kept for comparison in
     tools/profile_solves.py, stage first-solve). With ``solver.jacobian = "fd"`` the Jacobian program is never
     called. ``store``: the persistent-store key of the static configuration."""
+    from aragog.solver.backends._cvode import MAX_NEWTON_ITERS, NEWTON_CHECK
+
     n_state = physics.state_size(inputs.mesh.number_of_cells, options)
+    # CVODE's Newton solve of a step as one program (docs/solver.md, "One compiled call per step")
+    corrector = (MAX_NEWTON_ITERS, NEWTON_CHECK) if jacobian == "banded" else None
     ml, mu = physics.band_widths(options)
     extra = {
         "diagnostics": functools.partial(_diagnostics, options=options),
@@ -64,7 +71,8 @@ def fused_programs(options, inputs, jacobian: str = "banded", store: str | None 
         "powers": functools.partial(_powers, options=options),
     }
     return JitPair(functools.partial(_rhs, options=options), n_state, inputs, ml, mu, jacobian=jacobian,
-                   extra=extra, lazy=True, store_key=store, compiler_options=COMPILER_OPTIONS)
+                   extra=extra, lazy=True, store_key=store, corrector=corrector,
+                   compiler_options={k: v for k, v in COMPILER_OPTIONS.items() if k != "corrector" or corrector})
 
 
 class Programs(Protocol):
@@ -89,8 +97,9 @@ class Programs(Protocol):
         """The integrator's callback object for ``inputs`` (an
         :class:`aragog.solver.backends.OdeProblem`, with ``call``, ``scalar_fn``)."""
 
-    def start(self, background: tuple[str, ...]) -> None:
-        """Compile (or load) what a first solve needs, ``background`` overlapping it."""
+    def start(self, background: tuple[str, ...], newton: str = "jac") -> None:
+        """Compile (or load) what a first solve needs, ``background`` overlapping it;
+        ``newton`` the program of CVODE's Newton iteration ("jac" or "corrector")."""
 
     def wait_background(self) -> None:
         """Wait for the compiles :meth:`start` left running."""

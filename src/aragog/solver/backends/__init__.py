@@ -81,20 +81,20 @@ logger = logging.getLogger("aragog.solver.backends")
 
 
 def _cvode(problem, t_eval, y0, *, rtol, atol, max_steps, event, linsolver, first_step, max_step,
-           nonlin_conv_coef, newton_check, warm, trace) -> IntegrationResult:
+           nonlin_conv_coef, newton_check, warm, trace, newton="auto") -> IntegrationResult:
     from aragog.solver.backends._cvode import integrate_cvode
 
     extra = {} if nonlin_conv_coef is None else {"nonlin_conv_coef": float(nonlin_conv_coef)}
     return integrate_cvode(
         problem, t_eval, y0, rtol=rtol, atol=atol, max_steps=max_steps, event=event,
         linsolver=linsolver, first_step=first_step, max_step=max_step, warm=warm,
-        verify_newton=newton_check, trace=trace, **extra,
+        verify_newton=newton_check, trace=trace, newton=newton, **extra,
     )
 
 
 def _scipy(name: str) -> Backend:
     def run(problem, t_eval, y0, *, rtol, atol, max_steps, event, linsolver, first_step, max_step,
-            nonlin_conv_coef, newton_check, warm, trace) -> IntegrationResult:
+            nonlin_conv_coef, newton_check, warm, trace, newton="auto") -> IntegrationResult:
         # scipy imports on first use, so that importing this package stays light
         from aragog.solver.backends._scipy_ivp import integrate_scipy
 
@@ -166,6 +166,7 @@ def integrate(
     newton_check: bool | None = None,
     warm=None,
     trace: bool = False,
+    newton: str = "auto",
 ) -> IntegrationResult:
     """Integrate ``dy/dt = f(t, y)`` from ``t_eval[0]`` and report at every ``t_eval``.
 
@@ -207,6 +208,11 @@ def integrate(
         trace: also return the integrator's step nodes, ``result.trace`` = (t, y) at the
             start and at the end of every accepted step (CVODE then steps with
             ``CV_ONE_STEP``: same steps, same outputs).
+        newton: CVODE only: how each step's corrector equation is solved: ``"compiled"``
+            in one call of the problem's ``corrector`` program per step attempt,
+            ``"callbacks"`` by SUNDIALS' Newton solver calling ``rhs_into`` / ``jac_into``,
+            ``"auto"`` (default) compiled where the problem has one (docs/solver.md, "One
+            compiled call per step"). The scipy back ends ignore it.
 
     Returns:
         :class:`IntegrationResult`; ``integrator`` names what actually ran.
@@ -251,4 +257,5 @@ def integrate(
         problem, t_eval, y0, rtol=rtol, atol=atol, max_steps=max_steps, event=event,
         linsolver=linsolver, first_step=first_step, max_step=max_step,
         nonlin_conv_coef=nonlin_conv_coef, newton_check=newton_check, warm=warm, trace=bool(trace),
+        newton=newton,
     )

@@ -39,6 +39,7 @@ import numpy as np
 from aragog.solver.backends import _sundials as sd
 from aragog.solver.backends._sundials import FLAG_MESSAGES, FLAG_REASONS
 from aragog.solver.backends._common import CallbackFailure, CallbackGuard, IntegrationResult
+from aragog.solver.backends._cvode_newton import CompiledNewton, compiled_newton_available
 from aragog.solver.backends._cvode_warm import WARM_JUMP_TOL, WarmStart, _Signature, _warm_begin
 
 __all__ = ["integrate_cvode", "WarmStart", "FLAG_MESSAGES", "FLAG_REASONS", "NONLIN_CONV_COEF", "NEWTON_CHECK",
@@ -88,8 +89,9 @@ class _Run:
     ctypes callbacks (kept referenced for as long as CVODE may call them). ``close()``
     frees everything."""
 
-    def __init__(self, lib, guard: CallbackGuard, y0: np.ndarray, linsolver: str):
+    def __init__(self, lib, guard: CallbackGuard, y0: np.ndarray, linsolver: str, corrector=None):
         self.lib, self.guard, self.n = lib, guard, guard.n
+        self.newton: CompiledNewton | None = None
         self.ctx = ctypes.c_void_p()
         self.mem = self.y = self.A = self.LS = self.atol_vec = None
         self._arrays: dict[int, np.ndarray] = {}
@@ -102,7 +104,9 @@ class _Run:
         if not self.mem:
             raise MemoryError("CVodeCreate failed")
         n, ml, mu = self.n, guard.ml, guard.mu
-        if linsolver == "band":
+        if corrector is not None:  # the corrector program solves its own linear systems
+            self.jac_view = self.jac_fill = self.jac_buf = None
+        elif linsolver == "band":
             self.A = lib.SUNBandMatrix(n, mu, ml, self.ctx)
             ldim = int(lib.SUNBandMatrix_LDim(self.A))
             smu = int(lib.SUNBandMatrix_StoredUpperBandwidth(self.A))
@@ -130,6 +134,8 @@ class _Run:
         self.c_rhs = sd.CVRhsFn(self._rhs)
         self.c_jac = sd.CVLsJacFn(self._jac)
         self.c_root = sd.CVRootFn(self._root)
+        if corrector is not None:
+            self.newton = CompiledNewton(self, *corrector)
 
     # ------------------------------------------------------------------ views
     @staticmethod
@@ -245,6 +251,8 @@ class _Run:
         if self.nls:
             info["NewtonChecks"] = self.n_verified
             info["NewtonChecksFailed"] = self.n_unconverged
+        if self.newton is not None:
+            info.update(self.newton.counters())
         return info
 
     def current(self, name: str) -> float:
@@ -269,6 +277,9 @@ class _Run:
         if self.nls:
             lib.SUNNonlinSolFree(self.nls)
             self.nls = None
+        if self.newton is not None:  # after CVodeFree: CVODE does not own it
+            self.newton.free()
+            self.newton = None
         for name in ("y", "atol_vec", "residual"):
             if getattr(self, name):
                 lib.N_VDestroy(getattr(self, name))
@@ -299,11 +310,14 @@ def _configure(run: _Run, t0, rtol, atol, *, max_steps, event, first_step, max_s
         run.atol_vec = lib.N_VNew_Serial(run.n, run.ctx)
         run.vector(run.atol_vec)[:] = np.asarray(atol, dtype=np.float64)
         check(lib.CVodeSVtolerances(mem, float(rtol), run.atol_vec), "CVodeSVtolerances")
-    check(lib.CVodeSetLinearSolver(mem, run.LS, run.A), "CVodeSetLinearSolver")
-    if run.guard.has_jac:
-        check(lib.CVodeSetJacFn(mem, run.c_jac), "CVodeSetJacFn")
+    if run.newton is not None:
+        check(run.newton.attach(mem), "the compiled Newton solver")
+    else:
+        check(lib.CVodeSetLinearSolver(mem, run.LS, run.A), "CVodeSetLinearSolver")
+        if run.guard.has_jac:
+            check(lib.CVodeSetJacFn(mem, run.c_jac), "CVodeSetJacFn")
     check(lib.CVodeSetMaxNumSteps(mem, int(max_steps)), "CVodeSetMaxNumSteps")
-    if verify_newton:
+    if verify_newton and run.newton is None:
         check(run.verify_newton(MAX_NEWTON_ITERS), "the checked Newton solver")
     check(lib.CVodeSetNonlinConvCoef(mem, float(nonlin_conv_coef)), "CVodeSetNonlinConvCoef")
     if event is not None:
@@ -389,6 +403,31 @@ def _trace_arrays(steps, n: int):
     return np.array([s[0] for s in steps]), np.stack([s[1] for s in steps])
 
 
+def _corrector_of(problem, newton: str, linsolver: str, verify_newton: bool, lib):
+    """``(corrector, layout)`` of the problem for :class:`CompiledNewton`, or ``None``: the
+    callbacks' Newton solver (``newton``: see :func:`integrate_cvode`). Raises ``ValueError``
+    for ``newton="compiled"`` where it cannot run."""
+    if newton not in ("auto", "compiled", "callbacks"):
+        raise ValueError(f"integrate: newton must be 'auto', 'compiled' or 'callbacks', got {newton!r}")
+    if newton == "callbacks":
+        return None
+    corrector = getattr(problem, "corrector", None)
+    why = None
+    if corrector is None:
+        why = "the problem has no corrector program"
+    elif linsolver != "band":
+        why = f"linsolver is {linsolver!r}"
+    elif bool(getattr(problem, "corrector_check", True)) != bool(verify_newton):
+        why = "its check of the accepted iterate differs from newton_check"
+    elif not compiled_newton_available(lib):
+        why = f"{lib.describe()} does not allow it"
+    if why is None:
+        return corrector, problem.corrector_layout
+    if newton == "compiled":
+        raise ValueError(f"integrate: newton='compiled' cannot run: {why}")
+    return None
+
+
 def integrate_cvode(
     problem,
     t_eval: np.ndarray,
@@ -408,6 +447,7 @@ def integrate_cvode(
     verify_newton: bool | None = None,
     warm: WarmStart | None = None,
     trace: bool = False,
+    newton: str = "auto",
 ) -> IntegrationResult:
     """Integrate with CVODE; see :func:`aragog.solver.backends.integrate` for the arguments.
 
@@ -422,6 +462,12 @@ def integrate_cvode(
     ``warm``: a :class:`WarmStart` that keeps the CVODE memory for the next integration
     (``None``: a fresh memory, freed at the end). ``trace``: step one step at a time and
     return every accepted step's end as ``result.trace`` (:func:`_march`).
+    ``newton``: ``"compiled"`` solves each step's corrector in one call of the problem's
+    ``corrector`` program (:mod:`._cvode_newton`), ``"callbacks"`` with SUNDIALS' Newton
+    solver and the band LU (one call of ``rhs_into`` per iteration, of ``jac_into`` per new
+    Jacobian), ``"auto"`` compiled where the problem has a corrector program that checks
+    its iterates as ``verify_newton`` says, ``linsolver`` is "band" and the library allows
+    it (:func:`compiled_newton_available`); ``result.info["newton"]`` says which ran.
     """
     wall0 = time.perf_counter()
     if verify_newton is None:
@@ -430,6 +476,7 @@ def integrate_cvode(
         raise ValueError(f"integrate: linsolver must be 'band' or 'dense', got {linsolver!r}")
     lib = sd.load_library()  # availability is checked by the caller
     guard = CallbackGuard(problem, event, want_jac=linsolver)
+    corrector = _corrector_of(problem, newton, linsolver, verify_newton, lib)
     n = guard.n
     log = _SundialsLog()
     t_eval = np.asarray(t_eval, dtype=np.float64)
@@ -458,7 +505,7 @@ def integrate_cvode(
     tstop = t_end if stop_at_end and t_end != float(t_eval[0]) else None
 
     def setup() -> _Run:
-        run = _Run(lib, guard, y0, linsolver)
+        run = _Run(lib, guard, y0, linsolver, corrector)
         try:
             _configure(run, t_eval[0], rtol, atol, max_steps=max_steps, event=event,
                        first_step=first_step, max_step=max_step, min_step=min_step,
@@ -486,12 +533,17 @@ def integrate_cvode(
         event_key = getattr(event, "state_only", None)
         signature = _Signature(n, guard.ml, guard.mu, linsolver, bool(guard.has_jac), float(rtol), atol_key,
                                int(max_steps), event is not None, first_step, max_step, min_step,
-                               max_order, float(nonlin_conv_coef), bool(verify_newton), bool(stop_at_end))
+                               max_order, float(nonlin_conv_coef), bool(verify_newton), bool(stop_at_end),
+                               corrector is not None)
         try:
             run, mode, jump = _warm_begin(warm, guard, t_eval, y0, signature, rtol, atol, setup, event_key)
         except ValueError as exc:
             warm.close()
             return rejected(exc)
+        if run.newton is not None:  # this integration's problem (its inputs), on the kept matrix
+            run.newton.corrector = corrector[0]
+            if mode != "continue":  # CVODE's counters start again: so do the solver's
+                run.newton.mark()
         if mode == "continue":  # the memory's counters run on: report this integration's share
             before = run.counters()
     try:
@@ -516,6 +568,7 @@ def integrate_cvode(
         for name in list(sd.COUNTERS) + ["NewtonChecks", "NewtonChecksFailed"]:
             if name in info and name in before:
                 info[name] -= before[name]
+        info["newton"] = "compiled" if corrector is not None else "callbacks"
         if warm is not None:
             info["warm_start"] = mode
             if jump is not None:

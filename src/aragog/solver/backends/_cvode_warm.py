@@ -53,6 +53,7 @@ class _Signature(NamedTuple):
     nonlin_conv_coef: float
     verify_newton: bool
     tstop: bool
+    compiled_newton: bool
 
 
 
