@@ -47,15 +47,33 @@ What is stubbed / replaced (and why) -- see STUBS below and the JSON 'harness' b
   * the time-step controller ``next_step`` (in proteus.interior_energetics.timestep and
     the name bound in proteus.interior_energetics.aragog): wrapped so that evolving calls
     (ic == 2) use the brief's schedule dt = dt0 * 2**k (capped); the real next_step is
-    still called and its value recorded as ``dt_proteus_next_step``;
+    still called and its value recorded as ``dt_proteus_next_step``. With
+    ``--windows proteus`` the wrapper returns the real value (PROTEUS's own windows);
   * a spy on AragogRunner._build_helpfile_output that calls the original unchanged and
     records its input SolverOutput status/dt_actual and its returned dict (raw, before
-    run_interior's step limiters).
+    run_interior's step limiters);
+  * spies on the solver's ``solve``, ``get_state``, ``reset``, ``initialize`` and
+    ``set_initial_entropy`` (CallTimer: each calls the original unchanged and adds its
+    wall time).
+
+Per call the record holds, besides the helpfile fields, ``wall_s`` (the whole
+``run_interior`` call) and ``timing``: ``solve_s`` (inside the solver's ``solve()``, every
+attempt of the wrapper's retry ladder), ``get_state_s`` (inside ``get_state()``),
+``wrapper_s`` = ``total_s`` - both (PROTEUS's own work, with the solver's ``reset`` and
+``initialize`` itemised in ``in_wrapper_s``), ``solve_attempts`` and per attempt its
+window, times and status; ``process_cpu_s`` and ``loadavg_1min`` (before, after) to see
+whether other processes shared the machine; ``window_yr`` the window first asked,
+``Phi_in`` the global melt fraction the call starts from. tools/proteus_wrapper_compare.py
+prints them side by side (issue 37, item 5). PROTEUS's own windows, as a PROTEUS run
+would take them::
+
+    .venv/bin/python tools/proteus_wrapper_run.py --out ours.json --calls 8 --windows proteus
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import importlib.util
 import json
@@ -410,6 +428,114 @@ def core_energy_flux(solver, out) -> float | None:
         return f"unavailable: {type(exc).__name__}: {exc}"
 
 
+SPIED_METHODS = ("solve", "get_state", "reset", "initialize", "set_initial_entropy")
+
+
+class CallTimer:
+    """Wall time inside the solver's methods as PROTEUS's wrapper calls them, per coupled call.
+
+    The wrapper (``AragogRunner._solve_with_retry``) calls ``solver.solve()`` then
+    ``solver.get_state()`` once per attempt of its retry ladder, on the object it built as
+    ``aragog.solver.EntropySolver(Parameters, EntropyEOS)``: the upstream's
+    ``aragog.solver.entropy_solver.EntropySolver``, or this package's upstream-interface
+    subclass (``aragog._compat.solver.UpstreamEntropySolver``, which the parameters name).
+    Each class of the solver's MRO that defines one of ``SPIED_METHODS`` gets a spy that
+    calls the original unchanged (same arguments, same return value, same exception) and
+    adds its wall time; a spied method called from inside another (the subclass's ``solve``
+    calling the base class's, a ``get_state`` inside ``solve``) counts once, in the outer
+    one. ``reset``, ``initialize`` and ``set_initial_entropy`` are the wrapper's own work
+    (``wrapper_s``), itemised beside it."""
+
+    def __init__(self):
+        self.depth = 0
+        self.patched: list[str] = []
+        self.begin()
+
+    def begin(self):
+        self.seconds = {m: 0.0 for m in SPIED_METHODS}
+        self.counts = {m: 0 for m in SPIED_METHODS}
+        self.attempts: list[dict] = []
+        self.classes: set[str] = set()
+
+    def cover(self, cls) -> None:
+        """Spy on every method of ``SPIED_METHODS`` that a class of ``cls.__mro__`` defines."""
+        for klass in cls.__mro__:
+            if klass is object:
+                continue
+            for name in SPIED_METHODS:
+                fn = klass.__dict__.get(name)
+                if (fn is None or not callable(fn) or isinstance(fn, (staticmethod, classmethod))
+                        or getattr(fn, "_harness_spy", False)):
+                    continue
+                setattr(klass, name, self._spy(name, fn))
+                self.patched.append(f"{klass.__module__}.{klass.__qualname__}.{name}")
+
+    def _spy(self, name, fn):
+        timer = self
+
+        @functools.wraps(fn)
+        def spy(obj, *args, **kwargs):
+            if timer.depth:
+                return fn(obj, *args, **kwargs)
+            window = None
+            if name == "solve":
+                try:
+                    sp = obj.parameters.solver
+                    window = [float(sp.start_time), float(sp.end_time)]
+                except Exception:  # noqa: BLE001 - a diagnostic
+                    pass
+            ret = None
+            timer.depth += 1
+            t0 = time.perf_counter()
+            try:
+                ret = fn(obj, *args, **kwargs)
+                return ret
+            finally:
+                dt = time.perf_counter() - t0
+                timer.depth -= 1
+                timer.seconds[name] += dt
+                timer.counts[name] += 1
+                timer.classes.add(f"{type(obj).__module__}.{type(obj).__qualname__}")
+                if name == "solve":
+                    timer.attempts.append({"t_start": window[0] if window else None,
+                                           "t_end": window[1] if window else None, "solve_s": dt})
+                elif name == "get_state" and timer.attempts and "get_state_s" not in timer.attempts[-1]:
+                    timer.attempts[-1]["get_state_s"] = dt
+                    timer.attempts[-1]["status"] = getattr(ret, "status", None)
+
+        spy._harness_spy = True
+        return spy
+
+    def report(self, total_s: float) -> dict:
+        """The call's split: ``solve_s`` and ``get_state_s`` inside the solver, ``wrapper_s``
+        the rest of ``run_interior`` (PROTEUS's own work: structure and solver updates,
+        ``reset``, the helpfile row, the NetCDF file, step limiters)."""
+        solve, state = self.seconds["solve"], self.seconds["get_state"]
+        return {"total_s": total_s, "solve_s": solve, "get_state_s": state,
+                "wrapper_s": total_s - solve - state, "solve_attempts": self.counts["solve"],
+                "get_state_calls": self.counts["get_state"],
+                "in_wrapper_s": {m: self.seconds[m] for m in SPIED_METHODS[2:]},
+                "in_wrapper_calls": {m: self.counts[m] for m in SPIED_METHODS[2:]},
+                "attempts": self.attempts, "solver_classes": sorted(self.classes)}
+
+
+def solver_classes(A) -> list:
+    """The classes PROTEUS's wrapper module may build its solver as: its ``EntropySolver``
+    and, for parameter classes that name the class serving them (this package's
+    ``aragog.parser.Parameters.aragog_solver_class()``), that class."""
+    found = [A.EntropySolver]
+    for obj in list(vars(A).values()):
+        serving = getattr(obj, "aragog_solver_class", None) if isinstance(obj, type) else None
+        if callable(serving):
+            try:
+                cls = serving()
+            except Exception:  # noqa: BLE001 - the spies then cover it at the first call
+                continue
+            if isinstance(cls, type) and cls not in found:
+                found.append(cls)
+    return found
+
+
 def proteus_checkout() -> dict:
     """Which PROTEUS this run imports: its source folder and, when that is a git checkout,
     the commit. Two runs compare only on the same PROTEUS: its defaults (tolerances, grain
@@ -429,6 +555,9 @@ def main(argv=None):
     ap.add_argument("--calls", type=int, default=12, help="evolving (ic=2) coupled calls")
     ap.add_argument("--dt0", type=float, default=1.0, help="first evolving dt [yr] (PROTEUS: 1 yr while Time < 2)")
     ap.add_argument("--dt-cap", type=float, default=1.0e4)
+    ap.add_argument("--windows", choices=("doubling", "proteus"), default="doubling",
+                    help="evolving calls' windows: dt0*2**k capped at --dt-cap (doubling), or the value "
+                         "PROTEUS's own next_step returns (proteus; --dt0 and --dt-cap unused)")
     ap.add_argument("--call-timeout", type=float, default=900.0, help="wall limit of one call [s]")
     ap.add_argument("--budget", type=float, default=3300.0, help="stop starting calls after this wall [s]")
     ap.add_argument("--workdir", default=None)
@@ -462,6 +591,7 @@ def main(argv=None):
         "argv": sys.argv,
         "proteus": proteus_checkout(),
         "harness": {"stubs": [], "F_atm": F_ATM, "T_eqm": T_EQM, "dt0": args.dt0, "dt_cap": args.dt_cap,
+                    "windows": args.windows, "cpu_count": os.cpu_count(),
                     "outdir": str(outdir), "FWL_DATA": os.environ["FWL_DATA"]},
         "calls": [],
         "setup": {},
@@ -538,13 +668,14 @@ def main(argv=None):
 
         # ----- time-step schedule (wraps the real controller) -----
         real_next_step = P.TS.next_step
-        sched = {"k": 0, "last_real": None}
+        sched = {"k": 0, "last_real": None, "returned": []}
 
         def next_step(config_, dirs_, hf_row_, hf_all_, step_sf, interior_o=None):
             real = real_next_step(config_, dirs_, hf_row_, hf_all_, step_sf, interior_o=interior_o)
             sched["last_real"] = float(real)
-            if interior_o is not None and interior_o.ic == 2:
-                return min(args.dt0 * 2.0 ** sched["k"], args.dt_cap) * step_sf
+            if args.windows == "doubling" and interior_o is not None and interior_o.ic == 2:
+                real = min(args.dt0 * 2.0 ** sched["k"], args.dt_cap) * step_sf
+            sched["returned"].append(float(real))
             return real
 
         P.TS.next_step = next_step
@@ -554,7 +685,17 @@ def main(argv=None):
 
             common.compute_initial_entropy = lambda *a, **k: float(args.initial_entropy)
             record["harness"]["stubs"].append(f"compute_initial_entropy -> {args.initial_entropy!r}")
-        record["harness"]["stubs"].append("next_step wrapped: ic==2 -> dt0*2**k (capped); real value recorded")
+        record["harness"]["stubs"].append(
+            "next_step wrapped: ic==2 -> dt0*2**k (capped); real value recorded"
+            if args.windows == "doubling" else "next_step wrapped: returns the real value (--windows proteus)")
+
+        # ----- spies on the solver's methods the wrapper calls (call the originals unchanged) -----
+        timer = CallTimer()
+        for cls in solver_classes(P.A):
+            timer.cover(cls)
+        record["harness"]["spied"] = timer.patched  # grows if a call builds another class
+        record["harness"]["stubs"].append("spies on the solver's solve/get_state/reset/initialize/"
+                                          "set_initial_entropy (time them, call the originals)")
 
         # ----- spy on _build_helpfile_output (calls the original unchanged) -----
         orig_build = P.A.AragogRunner.__dict__["_build_helpfile_output"].__func__
@@ -613,10 +754,17 @@ def main(argv=None):
                 record["stopped"] = f"budget {args.budget:.0f} s exhausted before call {loops_total + 1}"
                 break
             stage = f"call {loops_total + 1}"
-            rec = {"call": loops_total + 1, "ic": ic_in, "Time_in": hf_row["Time"]}
+            rec = {"call": loops_total + 1, "ic": ic_in, "Time_in": hf_row["Time"],
+                   "Phi_in": hf_row.get("Phi_global") if loops_total > 0 else None}
             spy["out"] = spy["ret"] = None
+            sched["returned"] = []
+            if interior_o.aragog_solver is not None:
+                timer.cover(type(interior_o.aragog_solver))
+            timer.begin()
             cap.take()
             pywarn.clear()
+            load_in = os.getloadavg()[0]
+            cpu0 = time.process_time()
             t0 = time.perf_counter()
             exc_info = None
             signal.setitimer(signal.ITIMER_REAL, args.call_timeout)
@@ -630,6 +778,11 @@ def main(argv=None):
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
             rec["wall_s"] = time.perf_counter() - t0
+            rec["timing"] = timer.report(rec["wall_s"])
+            # contention check: this process's CPU time over the call, and the 1-min load
+            # average before and after it (other processes on the machine inflate wall times)
+            rec["timing"]["process_cpu_s"] = time.process_time() - cpu0
+            rec["timing"]["loadavg_1min"] = [load_in, os.getloadavg()[0]]
             solver = interior_o.aragog_solver
             if solver is not None:
                 try:
@@ -641,6 +794,10 @@ def main(argv=None):
                 if "upstream_parameters" not in record["setup"]:  # what the wrapper set, once
                     record["setup"]["upstream_parameters"] = upstream_parameters(solver)
             rec["dt_proteus_next_step"] = sched["last_real"]
+            rec["dt_next_step_returned"] = list(sched["returned"])
+            attempts = rec["timing"]["attempts"]
+            if attempts and attempts[0]["t_start"] is not None:
+                rec["window_yr"] = attempts[0]["t_end"] - attempts[0]["t_start"]  # as first asked
             rec["solver_out"] = spy["out"]
             if solver is not None:
                 rec["F_cmb_core_energy"] = core_energy_flux(solver, spy["out"])
@@ -684,9 +841,13 @@ def main(argv=None):
                 n_evolving += 1
                 sched["k"] += 1
             dump()
+            tm = rec["timing"]
             print(f"[{tag}] call {loops_total} ic={ic_in} t={rec['Time']:.4g} dt={rec['dt']:.4g} "
                   f"T_magma={rec['T_magma']:.2f} T_cmb={rec['T_cmb']:.2f} Phi={rec['Phi_global']:.5f} "
-                  f"res_frac={rec['E_residual_cons_frac']:.3e} wall={rec['wall_s']:.1f}s", flush=True)
+                  f"res_frac={rec['E_residual_cons_frac']:.3e} wall={rec['wall_s']:.1f}s "
+                  f"(solve {tm['solve_s']:.2f} s in {tm['solve_attempts']}, get_state {tm['get_state_s']:.2f} s, "
+                  f"wrapper {tm['wrapper_s']:.2f} s)",
+                  flush=True)
             if rec["wall_s"] > args.call_timeout:
                 record["stopped"] = f"call {loops_total} took {rec['wall_s']:.0f} s > {args.call_timeout:.0f} s"
                 break
