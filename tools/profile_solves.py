@@ -60,6 +60,15 @@ warm-start       CVODE warm start across coupling solves (docs/solver.md, "Warm 
                  end-state difference warm - cold and each one's error against the reference.
 demo             The whole demo run (the config as it is: initialize + solve + netCDF), wall
                  time and its compiling (target <= 60 s), per mode.
+step-cost        What a CVODE step costs, itemised (docs/solver.md, "One compiled call per
+                 step"), for each ``solver.newton`` (``--newton``, default callbacks and
+                 compiled), twice each, alternating: the config's solve (``--window`` years
+                 when given) per step: wall, time in compiled programs, in the Python around
+                 them (callbacks and the nonlinear solver), in CVODE itself (the rest);
+                 right-hand sides, Jacobians, factorisations, Newton iterations and calls
+                 into XLA per step; the step in bare RHS calls (one call of the compiled
+                 RHS at the end state; target <= 2); steps and the end state against the
+                 callbacks' (the first run of each).
 
 All stages but first-solve run in this process, without a persistent cache and with the
 programs shared between solvers cleared first, so their first solves compile; variants
@@ -99,14 +108,14 @@ from aragog.solver import JitPair, clear_shared_programs, compile_stats, compile
 from aragog.solver.backends import dense_to_band, integrate
 
 ROOT = Path(__file__).resolve().parents[1]
-STAGES = ("first-solve", "callbacks", "repeated-solves", "rebuild", "energy", "warm-start", "demo")
+STAGES = ("first-solve", "callbacks", "repeated-solves", "rebuild", "energy", "warm-start", "demo", "step-cost")
 DEFAULT_STAGES = ("first-solve", "callbacks", "repeated-solves")
 #: solves per loop and years per solve, per stage (``--solves`` and ``--window`` set all)
 SOLVES = {"repeated-solves": 100, "rebuild": 3, "energy": 11, "warm-start": 12}
 WINDOW = {"energy": 100.0}
 DEFAULT_WINDOW = 10.0
 TARGETS = {"cold_first_solve_s": 2.5, "warm_first_solve_s": 0.5, "warm_fraction": 0.10, "overhead_ms": 5.0,
-           "jac_in_rhs_calls": 10.0, "rebuild_ratio": 10.0, "demo_wall_s": 60.0}
+           "jac_in_rhs_calls": 10.0, "rebuild_ratio": 10.0, "demo_wall_s": 60.0, "step_in_bare_rhs": 2.0}
 F0 = 1.0e5  # prescribed surface flux of the coupling loops [W/m2]
 SCHEDULES = ("sin30", "drift1e-2", "drift1e-3", "drift1e-4", "drift1e-5", "const")
 VARY = ("flux", "tidal", "radius")
@@ -893,6 +902,90 @@ def print_demo(res: dict) -> None:
                  "T_magma K", "Phi_global"], rows))
 
 
+# --------------------------------------------------------------------------- step-cost --
+def _step_cost_run(args, newton: str) -> tuple[dict, np.ndarray]:
+    """One solve of the config with ``solver.newton = newton``: its per-step costs and the
+    end state vector."""
+    clear_shared_programs()
+    over = {"solver.newton": newton}
+    if args.window:
+        over["solver.end_time"] = float(load_config(args.config).solver.start_time) + args.window
+    solver = EntropySolver(params_for(args.config, node_list(args)[0], overrides=over))
+    solver.initialize()
+    before = {k: v["call_seconds"] for k, v in solver.jit_stats.items()}
+    t0 = time.perf_counter()
+    solver.solve()
+    wall = time.perf_counter() - t0
+    res, stats = solver.integration_result, solver.jit_stats
+    info = res.info
+    programs = {k: v["call_seconds"] - before.get(k, 0.0) for k, v in stats.items()}
+    in_programs = sum(programs.values())
+    # the Python around the compiled calls: the integrator's callbacks (their time includes
+    # the programs they call) and the compiled Newton solver's (its corrector's call inside)
+    callbacks = sum(res.callback_seconds.values()) + info.get("NewtonSeconds", 0.0)
+    around = callbacks - programs.get("rhs", 0.0) - programs.get("jac", 0.0) - programs.get("corrector", 0.0)
+    around -= programs.get("melt_fraction", 0.0)  # the phase step cap's event calls it
+    steps = max(int(res.nsteps), 1)
+    y = state_vector(solver)
+    try:
+        progs, inputs = bare_programs(solver.programs.bind(solver.inputs), ("rhs",))
+        with float64():
+            rhs_us = us_per_call(lambda: np.asarray(progs["rhs"](0.0, y, *inputs)), args.calls)
+    except StageUnavailable:
+        rhs_us = None
+    per = lambda x: x / steps  # noqa: E731
+    row = {
+        "newton": info.get("newton", newton), "nodes": nodes_of(solver), "status": int(res.status),
+        "steps": int(res.nsteps), "wall_s": wall, "step_us": 1e6 * per(wall),
+        "programs_us": 1e6 * per(in_programs), "python_us": 1e6 * per(max(around, 0.0)),
+        "cvode_us": 1e6 * per(max(wall - in_programs - max(around, 0.0), 0.0)),
+        "program_us": {k: 1e6 * per(v) for k, v in programs.items() if v > 0.0},
+        "rhs_per_step": per(res.nfev), "jac_per_step": per(res.njev),
+        "setups_per_step": per(info.get("NumLinSolvSetups", 0)),
+        "newton_iters_per_step": per(info.get("NumNonlinSolvIters", 0)),
+        "xla_calls_per_step": per(sum(v["calls"] for v in stats.values())),
+        "error_test_fails": int(info.get("NumErrTestFails", 0)),
+        "conv_fails": int(info.get("NumNonlinSolvConvFails", 0)),
+        "rhs_bare_us": rhs_us,
+    }
+    row["step_in_bare_rhs"] = None if not rhs_us else row["step_us"] / rhs_us
+    return row, y
+
+
+def stage_step_cost(args) -> dict:
+    runs, first = [], {}
+    for _ in range(2):
+        for newton in args.newton:
+            row, y = _step_cost_run(args, newton)
+            first.setdefault(newton, (row, y))
+            runs.append(row)
+    ref_row, ref_y = first.get("callbacks", next(iter(first.values())))
+    for row_y in first.values():
+        row, y = row_y
+        row["steps_vs_callbacks"] = row["steps"] / max(ref_row["steps"], 1)
+        row["end_state_vs_callbacks"] = float(np.max(np.abs(y - ref_y) / np.maximum(np.abs(ref_y), 1e-300)))
+    return {"config": str(args.config), "window": args.window, "runs": runs}
+
+
+def print_step_cost(res: dict) -> None:
+    window = f"{res['window']:g} yr" if res["window"] else "the config's window"
+    print(f"step-cost: one CVODE step of {Path(res['config']).name} ({window}), per solver.newton, twice each "
+          f"(target: a step <= {TARGETS['step_in_bare_rhs']:g} bare RHS calls)")
+    us = lambda x: fmt(x, ".0f")  # noqa: E731
+    rows = [[r["newton"], r["nodes"], r["steps"], fmt(r["wall_s"], ".2f"), us(r["step_us"]), us(r["programs_us"]),
+             us(r["python_us"]), us(r["cvode_us"]), fmt(r["rhs_per_step"], ".2f"), fmt(r["jac_per_step"], ".3f"),
+             fmt(r["setups_per_step"], ".3f"), fmt(r["newton_iters_per_step"], ".2f"),
+             fmt(r["xla_calls_per_step"], ".2f"), us(r["rhs_bare_us"]), fmt(r["step_in_bare_rhs"], ".2f")]
+            for r in res["runs"]]
+    print(table(["newton", "nodes", "steps", "wall s", "us/step", "programs", "python", "cvode", "RHS/step",
+                 "Jac/step", "LU/step", "iters/step", "XLA calls/step", "bare RHS us", "step/bare RHS"], rows))
+    for r in res["runs"]:
+        if "steps_vs_callbacks" in r:
+            per = ", ".join(f"{k} {v:.0f}" for k, v in sorted(r["program_us"].items()))
+            print(f"   {r['newton']}: steps x{r['steps_vs_callbacks']:.3f} of callbacks', end state "
+                  f"{r['end_state_vs_callbacks']:.1e} relative; us per step in each program: {per}")
+
+
 # -------------------------------------------------------------------------------- main --
 STAGE_HELP = {
     "first-solve": "fresh processes, cold and warm cache: the first solve by part, per-program compiles",
@@ -902,11 +995,12 @@ STAGE_HELP = {
     "energy": "the energy budget's cost: first solve, first get_state, get_state per step",
     "warm-start": "CVODE warm start off vs on (and a reference) per surface-flux schedule",
     "demo": "the whole demo run, per mode",
+    "step-cost": "one CVODE step itemised (programs, Python, CVODE; calls per step), per solver.newton",
 }
 RUN = {"first-solve": (stage_first_solve, print_first_solve), "callbacks": (stage_callbacks, print_callbacks),
        "repeated-solves": (stage_repeated_solves, print_repeated_solves), "rebuild": (stage_rebuild, print_rebuild),
        "energy": (stage_energy, print_energy), "warm-start": (stage_warm_start, print_warm_start),
-       "demo": (stage_demo, print_demo)}
+       "demo": (stage_demo, print_demo), "step-cost": (stage_step_cost, print_step_cost)}
 
 
 def comma_list(choices):
@@ -959,6 +1053,8 @@ def main(argv=None) -> int:
     ap.add_argument("--schedules", nargs="+", default=list(SCHEDULES), help="warm-start: surface-flux schedules")
     ap.add_argument("--rtol", type=float, default=None, help="warm-start: rtol = atol (default: the config's)")
     ap.add_argument("--no-ref", action="store_true", help="warm-start: skip the rtol 1e-11 reference")
+    ap.add_argument("--newton", type=comma_list(("callbacks", "compiled")), default=["callbacks", "compiled"],
+                    help="step-cost: solver.newton variants (default: both)")
     ap.add_argument("--output-points", type=int, default=65, help="energy: solver.output_points")
     ap.add_argument("--timeout", type=float, default=900.0, help="first-solve: seconds per process")
     ap.add_argument("--json", type=Path, help="write every stage's figures here")

@@ -105,21 +105,8 @@ def store_lookup(key: str | None, label: str = "", compiler_options=None):
     compiled = store.load(full_key(key, compiler_options))
     if compiled is None:
         return None
-    _lapack_ready()
     return compiled, CompileRecord(label, 0.0, time.perf_counter() - t0, "disk")
 
-
-def _lapack_ready() -> None:
-    """Give jaxlib's LAPACK kernels their LAPACK functions (scipy's), as lowering a linear
-    algebra operation does: an executable loaded from the store calls them without any
-    lowering in this process, and jaxlib 0.10 then crashes (a segmentation fault in the
-    corrector program's LU). The hook is private to JAX, hence the guard: where it is gone,
-    the kernels are expected to be ready by themselves."""
-    try:
-        from jax._src.lax.linalg import initialize_lapack
-    except ImportError:  # pragma: no cover - another jax
-        return
-    initialize_lapack()
 
 
 def store_save(key: str | None, compiled, record: CompileRecord, compiler_options=None) -> None:

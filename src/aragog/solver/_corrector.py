@@ -38,10 +38,9 @@ When a new matrix is due at the start (CVODE's rules, applied by the caller: the
 a new Jacobian after 51 steps or a convergence failure), the caller asks for it with
 ``setup`` = 1 (factor ``I - gamma J`` with the held ``J``) or 2 (a new ``J`` at ``(t_n, y_pred)``
 first). The Jacobian is the band one of the problem (``(ml + mu + 1, n)``); the matrix is
-inverted densely (LAPACK's LU with partial pivoting, then the inverse from it: ``n`` is at
-most a few hundred, and a matrix-vector product per iteration costs less in XLA:CPU than
-two triangular solves), and the inverse is returned to be passed back in: the program
-holds nothing between calls.
+inverted densely (:func:`inverse_of`: ``n`` is at most a few hundred, and a matrix-vector
+product per iteration costs less in XLA:CPU than two triangular solves), and the inverse
+is returned to be passed back in: the program holds nothing between calls.
 """
 
 from __future__ import annotations
@@ -53,7 +52,7 @@ import numpy as np
 from aragog._jax import jax, jnp
 from aragog.solver.backends._band import band_indices
 
-__all__ = ["make_corrector", "CorrectorLayout", "FLAG_SUCCESS", "FLAG_CONV", "FLAG_RHS", "INFO_FIELDS",
+__all__ = ["make_corrector", "inverse_of", "CorrectorLayout", "FLAG_SUCCESS", "FLAG_CONV", "FLAG_RHS", "INFO_FIELDS",
            "MAX_ATTEMPTS"]
 
 #: The program's outcome (the ``flag`` entry of its info vector).
@@ -98,6 +97,32 @@ class CorrectorLayout(NamedTuple):
                 sds((self.held_rows, self.n), jnp.float64))
 
 
+def inverse_of(M):
+    """The inverse of ``M`` (n, n) by Gauss-Jordan elimination with partial pivoting, in XLA
+    operations alone: ``n`` steps of a rank-one update of ``[M | I]``.
+
+    Not LAPACK's LU (``jax.lax.linalg.lu``), for two reasons measured on XLA:CPU (jaxlib
+    0.10): it calls the BLAS of scipy (OpenBLAS), whose threads, on a machine whose cores are
+    busy, made one 60 x 60 LU and inverse cost 16-20 ms and slowed the calls after it by
+    several times; and an executable with LAPACK calls loaded from the persistent store
+    crashes unless the process has lowered a LAPACK operation before. A singular ``M`` gives
+    non-finite entries, which the corrector's residual then reports as a failed attempt."""
+    n = M.shape[0]
+    rows = jnp.arange(n)
+
+    def step(k, A):
+        column = jnp.where(rows >= k, jnp.abs(A[:, k]), -1.0)
+        p = jnp.argmax(column)
+        row_k, row_p = A[k], A[p]
+        A = A.at[p].set(row_k).at[k].set(row_p)
+        pivot_row = row_p / row_p[k]
+        factors = A[:, k].at[k].set(0.0)
+        return (A - factors[:, None] * pivot_row[None, :]).at[k].set(pivot_row)
+
+    augmented = jnp.concatenate([M, jnp.eye(n, dtype=M.dtype)], axis=1)
+    return jax.lax.fori_loop(0, n, step, augmented)[:, n:]
+
+
 def make_corrector(rhs: Callable, jac_band: Callable, layout: CorrectorLayout, max_iters: int,
                    check: bool) -> Callable:
     """The corrector solve of one CVODE step attempt as a pure JAX function.
@@ -134,11 +159,8 @@ def make_corrector(rhs: Callable, jac_band: Callable, layout: CorrectorLayout, m
             return rl1 * zn1 + c - gamma * f, f, jnp.all(jnp.isfinite(f))
 
         def factor(J):
-            # the inverse, from LAPACK's LU with partial pivoting: each iteration's solve is
-            # then one matrix-vector product (two triangular solves cost more in XLA:CPU)
             dense = jnp.zeros((n, n), J.dtype).at[rows_v, cols_v].set(J[valid])
-            lu, piv, _ = jax.lax.linalg.lu(eye - gamma * dense)
-            return jax.scipy.linalg.lu_solve((lu, piv), eye)
+            return inverse_of(eye - gamma * dense)
 
         def solve(inverse, gamma_p, b):
             x = inverse @ b

@@ -45,11 +45,8 @@ __all__ = ["COMPILER_OPTIONS", "Programs", "fused_programs"]
 _FULL_OPTIMISATION = {"xla_backend_optimization_level": 3, "xla_llvm_disable_expensive_passes": False}
 COMPILER_OPTIONS: dict[str, dict] = {
     **{name: {**_FULL_OPTIMISATION, "xla_cpu_use_fusion_emitters": False}
-       for name in ("rhs", "jac", "diagnostics", "powers")},
+       for name in ("rhs", "jac", "diagnostics", "powers", "corrector")},
     "melt_fraction": dict(_FULL_OPTIMISATION),
-    # the older emitters crash XLA:CPU (a segmentation fault when the program runs; jaxlib
-    # 0.10.2) on the corrector's LU inside its while loops: it keeps the default emitters
-    "corrector": dict(_FULL_OPTIMISATION),
 }
 
 

@@ -565,9 +565,9 @@ def integrate_cvode(
             steps = [] if trace else None
             t_out, y_out, flag, t_ret = _march(run, t_eval, y0, max_steps, steps)
         info = run.counters()
-        for name in list(sd.COUNTERS) + ["NewtonChecks", "NewtonChecksFailed"]:
-            if name in info and name in before:
-                info[name] -= before[name]
+        for name, value in before.items():  # counters (not the last step's size and order)
+            if name in info and name not in ("LastStep", "LastOrder"):
+                info[name] -= value
         info["newton"] = "compiled" if corrector is not None else "callbacks"
         if warm is not None:
             info["warm_start"] = mode

@@ -32,6 +32,7 @@ import ctypes
 import functools
 import logging
 import math
+import time
 
 import numpy as np
 
@@ -161,7 +162,8 @@ class CompiledNewton:
     (:class:`aragog.solver.backends._cvode._Run`): its vector views, its guard (counters and
     failures) and its record of the last right-hand side (warm start's jump test).
     ``counts``: iterations, right-hand sides, Jacobians, factorisations, checked iterates,
-    failed checks and failed passes, over the solver's life."""
+    failed checks and failed passes, over the solver's life; ``seconds`` the wall time in its
+    solve (the corrector's call and the Python around it)."""
 
     def __init__(self, run, corrector, layout):
         self.run, self.lib = run, run.lib
@@ -193,7 +195,8 @@ class CompiledNewton:
         self.solve_iters = self.solve_fails = 0
         self.counts = np.zeros(7, dtype=np.int64)
         self.calls = 0
-        self._baseline = (np.zeros(7, dtype=np.int64), 0)
+        self.seconds = 0.0  # wall time in :meth:`_solve`, the corrector call included
+        self._baseline = (np.zeros(7, dtype=np.int64), 0, 0.0)
         self._t, self._nst = _real(), _long()
         self._gamma, self._rl1 = _real(), _real()
         self._ypred, self._yn, self._fn, self._zn1, self._user = _ptr(), _ptr(), _ptr(), _ptr(), _ptr()
@@ -222,7 +225,14 @@ class CompiledNewton:
             return 0
         return 2 if (nst == 0 or conv_failed or nst >= self.nst_jac + MSBJ) else 1
 
-    def _solve(self, _nls, _y0, ycor, w, tol, _call_setup, mem) -> int:
+    def _solve(self, nls, y0, ycor, w, tol, call_setup, mem) -> int:
+        t0 = time.perf_counter()
+        try:
+            return self._solve_step(ycor, w, tol, mem)
+        finally:
+            self.seconds += time.perf_counter() - t0
+
+    def _solve_step(self, ycor, w, tol, mem) -> int:
         run, lib = self.run, self.lib
         try:
             flag = lib.CVodeGetNonlinearSystemData(mem, ctypes.byref(self._t), ctypes.byref(self._ypred),
@@ -287,11 +297,12 @@ class CompiledNewton:
         counts, calls = self.counts - self._baseline[0], self.calls - self._baseline[1]
         out = {name: int(v) for name, v in zip(names, counts)}
         out["CorrectorCalls"] = calls
+        out["NewtonSeconds"] = self.seconds - self._baseline[2]
         return out
 
     def mark(self) -> None:
         """Count from here (CVODE's counters restart with ``CVodeReInit``)."""
-        self._baseline = (self.counts.copy(), self.calls)
+        self._baseline = (self.counts.copy(), self.calls, self.seconds)
 
     def free(self) -> None:
         if self.nls:
