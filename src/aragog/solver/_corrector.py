@@ -38,13 +38,17 @@ When a new matrix is due at the start (CVODE's rules, applied by the caller: the
 a new Jacobian after 51 steps or a convergence failure), the caller asks for it with
 ``setup`` = 1 (factor ``I - gamma J`` with the held ``J``) or 2 (a new ``J`` at ``(t_n, y_pred)``
 first). The Jacobian is the band one of the problem (``(ml + mu + 1, n)``); the matrix is
-inverted densely (:func:`inverse_of`: ``n`` is at most a few hundred, and a matrix-vector
-product per iteration costs less in XLA:CPU than two triangular solves), and the inverse
-is returned to be passed back in: the program holds nothing between calls.
+factored densely by LAPACK's LU with partial pivoting (``n`` is at most a few hundred), and
+the factors are returned to be passed back in: the program holds nothing between calls.
+Measured alternatives (docs/solver.md, "One compiled call per step"): the inverse, for one
+matrix-vector product per iteration, from LAPACK (its many-column triangular solve runs
+on OpenBLAS's threads: 16-100 ms for one 80-100 inverse on a busy 2-core machine) or by
+Gauss-Jordan in XLA operations (200-800 us at 60-100 cells: n sequential steps).
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -52,7 +56,7 @@ import numpy as np
 from aragog._jax import jax, jnp
 from aragog.solver.backends._band import band_indices
 
-__all__ = ["make_corrector", "inverse_of", "CorrectorLayout", "FLAG_SUCCESS", "FLAG_CONV", "FLAG_RHS", "INFO_FIELDS",
+__all__ = ["make_corrector", "lapack_ready", "CorrectorLayout", "FLAG_SUCCESS", "FLAG_CONV", "FLAG_RHS", "INFO_FIELDS",
            "MAX_ATTEMPTS"]
 
 #: The program's outcome (the ``flag`` entry of its info vector).
@@ -73,8 +77,9 @@ class CorrectorLayout(NamedTuple):
     - ``vectors`` ``(2, n)``: ``zn1`` and the error weights ``ewt``;
     - ``scalars`` ``(5,)``: ``rl1``, ``gamma``, ``tol``, ``crate`` (the convergence rate CVODE
       carries from step to step) and ``setup`` (0, 1 or 2, above);
-    - ``held`` ``(n + ml + mu + 2, n)``: rows ``0..n-1`` the inverse of ``M``, then the band
-      Jacobian (``ml + mu + 1`` rows) and one row whose first entry is ``gamma_p``.
+    - ``held`` ``(n + ml + mu + 3, n)``: rows ``0..n-1`` the LU factors of ``M``, then the
+      band Jacobian (``ml + mu + 1`` rows), the pivots (as floats) and one row whose first
+      entry is ``gamma_p``.
     """
 
     n: int
@@ -83,11 +88,12 @@ class CorrectorLayout(NamedTuple):
 
     @property
     def held_rows(self) -> int:
-        return self.n + self.ml + self.mu + 2
+        return self.n + self.ml + self.mu + 3
 
     def initial_held(self) -> np.ndarray:
         """A held matrix with nothing factored yet (``gamma_p`` = NaN: the first step sets it up)."""
         held = np.zeros((self.held_rows, self.n))
+        held[-2] = np.arange(self.n)
         held[-1, 0] = np.nan
         return held
 
@@ -97,30 +103,15 @@ class CorrectorLayout(NamedTuple):
                 sds((self.held_rows, self.n), jnp.float64))
 
 
-def inverse_of(M):
-    """The inverse of ``M`` (n, n) by Gauss-Jordan elimination with partial pivoting, in XLA
-    operations alone: ``n`` steps of a rank-one update of ``[M | I]``.
-
-    Not LAPACK's LU (``jax.lax.linalg.lu``), for two reasons measured on XLA:CPU (jaxlib
-    0.10): it calls the BLAS of scipy (OpenBLAS), whose threads, on a machine whose cores are
-    busy, made one 60 x 60 LU and inverse cost 16-20 ms and slowed the calls after it by
-    several times; and an executable with LAPACK calls loaded from the persistent store
-    crashes unless the process has lowered a LAPACK operation before. A singular ``M`` gives
-    non-finite entries, which the corrector's residual then reports as a failed attempt."""
-    n = M.shape[0]
-    rows = jnp.arange(n)
-
-    def step(k, A):
-        column = jnp.where(rows >= k, jnp.abs(A[:, k]), -1.0)
-        p = jnp.argmax(column)
-        row_k, row_p = A[k], A[p]
-        A = A.at[p].set(row_k).at[k].set(row_p)
-        pivot_row = row_p / row_p[k]
-        factors = A[:, k].at[k].set(0.0)
-        return (A - factors[:, None] * pivot_row[None, :]).at[k].set(pivot_row)
-
-    augmented = jnp.concatenate([M, jnp.eye(n, dtype=M.dtype)], axis=1)
-    return jax.lax.fori_loop(0, n, step, augmented)[:, n:]
+@functools.lru_cache(maxsize=1)
+def lapack_ready() -> None:
+    """Make jaxlib's LAPACK kernels usable in this process (once). The corrector program
+    calls LAPACK's LU (``getrf``) and triangular solves through jaxlib, which gets LAPACK's
+    functions from scipy when a program *lowers* such an operation; an executable loaded
+    from the persistent store lowers nothing, and jaxlib 0.10 then crashes in its first
+    LU (a segmentation fault). Lowering one 2 x 2 LU (public API, a few milliseconds, no
+    compile) sets them."""
+    jax.jit(jax.lax.linalg.lu).lower(jax.ShapeDtypeStruct((2, 2), jnp.float32))
 
 
 def make_corrector(rhs: Callable, jac_band: Callable, layout: CorrectorLayout, max_iters: int,
@@ -160,14 +151,16 @@ def make_corrector(rhs: Callable, jac_band: Callable, layout: CorrectorLayout, m
 
         def factor(J):
             dense = jnp.zeros((n, n), J.dtype).at[rows_v, cols_v].set(J[valid])
-            return inverse_of(eye - gamma * dense)
+            lu, pivots, _ = jax.lax.linalg.lu(eye - gamma * dense)
+            return lu, pivots.astype(jnp.float64)
 
-        def solve(inverse, gamma_p, b):
-            x = inverse @ b
+        def solve(factors, gamma_p, b):
+            lu, pivots = factors
+            x = jax.scipy.linalg.lu_solve((lu, pivots.astype(jnp.int32)), b)
             ratio = gamma / gamma_p
             return jnp.where(ratio != 1.0, x * (2.0 / (1.0 + ratio)), x)
 
-        def newton(inverse, gamma_p, crate, res, counts):
+        def newton(factors, gamma_p, crate, res, counts):
             """One pass of Newton iterations from c = 0 with residual ``res`` = G(0)."""
             zero = jnp.zeros(n)
 
@@ -176,7 +169,7 @@ def make_corrector(rhs: Callable, jac_band: Callable, layout: CorrectorLayout, m
 
             def body(s):
                 status, m, c, res, delp, crate, f_acc, counts = s
-                x = solve(inverse, gamma_p, -res)
+                x = solve(factors, gamma_p, -res)
                 c_new = c + x
                 dl = wrms(x)
                 crate = jnp.where(m > 0, jnp.maximum(_CRDOWN * crate, dl / delp), crate)
@@ -185,7 +178,7 @@ def make_corrector(rhs: Callable, jac_band: Callable, layout: CorrectorLayout, m
                 if check:
                     res_new, f_new, ok = residual(c_new)
                     counts = counts.at[1].add(1)
-                    x_next = solve(inverse, gamma_p, -res_new)
+                    x_next = solve(factors, gamma_p, -res_new)
                     passed = converged & ok & (wrms(x_next) <= tol)
                     counts = counts.at[4].add(converged.astype(jnp.int32))
                     counts = counts.at[5].add((converged & ~passed).astype(jnp.int32))
@@ -217,13 +210,13 @@ def make_corrector(rhs: Callable, jac_band: Callable, layout: CorrectorLayout, m
             J = jax.lax.cond(new_jac, lambda: jac_band(t, y_pred, args), lambda: J)
             counts = counts.at[2].add(new_jac.astype(jnp.int32))
             do_factor = setup >= 1
-            inverse = jax.lax.cond(do_factor, lambda: factor(J), lambda: held[:n])
+            factors = jax.lax.cond(do_factor, lambda: factor(J), lambda: (held[:n], held[r_end]))
             counts = counts.at[3].add(do_factor.astype(jnp.int32))
             gamma_p = jnp.where(do_factor, gamma, held[-1, 0])
             crate = jnp.where(do_factor, 1.0, crate)
             jcur = jnp.where(do_factor, new_jac, jcur)
-            held = jnp.concatenate([inverse, J, jnp.zeros((1, n)).at[0, 0].set(gamma_p)])
-            status, c, crate, f_acc, counts = newton(inverse, gamma_p, crate, res0, counts)
+            held = jnp.concatenate([factors[0], J, factors[1][None, :], jnp.zeros((1, n)).at[0, 0].set(gamma_p)])
+            status, c, crate, f_acc, counts = newton(factors, gamma_p, crate, res0, counts)
             status = jnp.where(ok0, status, 3)
             flag = jnp.where(status == 1, FLAG_SUCCESS, jnp.where(status == 3, FLAG_RHS, FLAG_CONV)).astype(jnp.int32)
             # a failure with a matrix from an old Jacobian: again with a new matrix

@@ -48,7 +48,7 @@ import numpy as np
 from aragog._jax import in_float64, jax, jnp
 from aragog._compiling import compile_lowered, lower, store_lookup, store_save
 from aragog._executable_store import store_has
-from aragog.solver._corrector import CorrectorLayout, make_corrector
+from aragog.solver._corrector import CorrectorLayout, lapack_ready, make_corrector
 from aragog.solver._jacobian import banded_jacobian, dense_jacobian
 from aragog.solver._packing import PackLayout
 from aragog.solver._program_stats import ProgramStats
@@ -271,6 +271,8 @@ class JitPair:
         else:
             prog.stats.compiles += 1
         prog.stats.source = record.source
+        if record.source == "disk" and key == "corrector":
+            lapack_ready()  # the corrector's LU, in an executable nothing here lowered
         prog.out_tree = compiled.out_tree
         self._check_output(key, compiled)
         prog.compiled = compiled

@@ -193,10 +193,11 @@ class CompiledNewton:
         self.nst_setup = self.nst_jac = 0
         self.last_nst, self.last_failed = -1, False
         self.solve_iters = self.solve_fails = 0
-        self.counts = np.zeros(7, dtype=np.int64)
+        self.counts = np.zeros(7)  # float: the program's info vector adds to it as it is
         self.calls = 0
         self.seconds = 0.0  # wall time in :meth:`_solve`, the corrector call included
-        self._baseline = (np.zeros(7, dtype=np.int64), 0, 0.0)
+        self._baseline = (np.zeros(7), 0, 0.0)
+        self._views: dict[int, np.ndarray] = {}
         self._t, self._nst = _real(), _long()
         self._gamma, self._rl1 = _real(), _real()
         self._ypred, self._yn, self._fn, self._zn1, self._user = _ptr(), _ptr(), _ptr(), _ptr(), _ptr()
@@ -228,11 +229,19 @@ class CompiledNewton:
     def _solve(self, nls, y0, ycor, w, tol, call_setup, mem) -> int:
         t0 = time.perf_counter()
         try:
-            return self._solve_step(ycor, w, tol, mem)
+            return self._solve_step(y0, ycor, w, tol, mem)
         finally:
             self.seconds += time.perf_counter() - t0
 
-    def _solve_step(self, ycor, w, tol, mem) -> int:
+    def _view(self, nv) -> np.ndarray:
+        """A NumPy view of an N_Vector's data, by the vector's address (CVODE passes the
+        same few vectors at every step; a serial vector's data never moves)."""
+        arr = self._views.get(nv)
+        if arr is None:
+            arr = self._views[nv] = self.run.vector(nv)
+        return arr
+
+    def _solve_step(self, y0, ycor, w, tol, mem) -> int:
         run, lib = self.run, self.lib
         try:
             flag = lib.CVodeGetNonlinearSystemData(mem, ctypes.byref(self._t), ctypes.byref(self._ypred),
@@ -243,10 +252,10 @@ class CompiledNewton:
             if flag != 0:
                 return _CV_RHSFUNC_FAIL
             t, gamma, nst = self._t.value, self._gamma.value, int(self._nst.value)
-            y_pred = run.vector(self._ypred)
+            y_pred = self._view(y0)  # the predicted state, zn[0]
             code = self._setup_code(nst, gamma)
-            self.vectors[0] = run.vector(self._zn1)
-            self.vectors[1] = run.vector(w)
+            self.vectors[0] = self._view(self._zn1.value)
+            self.vectors[1] = self._view(w)
             scalars = self.scalars
             scalars[0], scalars[1], scalars[2], scalars[3], scalars[4] = self._rl1.value, gamma, tol, self.crate, code
             c, f, info, held = self.corrector(t, y_pred, self.vectors, scalars, self.held)
@@ -257,17 +266,17 @@ class CompiledNewton:
             return _SUN_NLS_CONV_RECVR
         self.calls += 1
         info = np.asarray(info)
-        counts = info[3:].astype(np.int64)
+        counts = info[3:]
         self.counts += counts
         guard = run.guard
         guard.nfev += int(counts[1])
-        guard.njev += int(counts[2])
         self.held = held
         self.crate = float(info[1])
         if counts[3]:  # factored in this call (the last factorisation's gamma and step)
             self.gamma_p = gamma
             self.nst_setup = nst
             if counts[2]:
+                guard.njev += int(counts[2])
                 self.nst_jac = nst
         self.solve_iters, self.solve_fails = int(counts[0]), int(counts[6])
         self.last_nst = nst
@@ -279,7 +288,7 @@ class CompiledNewton:
             run.last_t = math.nan
             return _SUN_NLS_CONV_RECVR
         c = np.asarray(c)
-        run.vector(ycor)[:] = c
+        self._view(ycor)[:] = c
         f = np.asarray(f)
         if f[0] == f[0]:  # the right-hand side at the accepted state (the checked iterate's)
             np.add(y_pred, c, out=self._y)
