@@ -117,16 +117,18 @@ def scenarios(demo_end: float | None) -> dict[str, Scenario]:
 
 
 # ------------------------------------------------------------------------------ running --
-def make_solver(sc: Scenario, output_points: int):
+def make_solver(sc: Scenario, output_points: int, newton: str = "auto"):
     """A solver for the scenario, initialised (its programs compiled once, then reused by
-    every integrator and tolerance: method, Jacobian and tolerances are not static)."""
+    every integrator and tolerance: method, Jacobian and tolerances are not static);
+    ``newton``: ``solver.newton`` (docs/solver.md, "One compiled call per step")."""
     from aragog import EntropySolver, load_config
 
     ov = dict(sc.overrides)
     # history() keeps profiles at output.snapshots times: keep every output time
     # evenly spaced output times (the matrix's figures), whatever the config's spacing
     ov.update({"solver.output_points": 2 if sc.coupled else output_points,
-               "solver.output_spacing": "linear", "output.snapshots": max(output_points, 2)})
+               "solver.output_spacing": "linear", "output.snapshots": max(output_points, 2),
+               "solver.newton": newton})
     solver = EntropySolver(load_config(sc.config, overrides=ov))
     solver.initialize()
     return solver
@@ -205,10 +207,10 @@ def counters(case: dict) -> dict:
     return {k: case[k] for k in keys if k in case}
 
 
-def run_scenario(sc: Scenario, tols, ref_tol: float, ref_methods, output_points: int) -> dict:
+def run_scenario(sc: Scenario, tols, ref_tol: float, ref_methods, output_points: int, newton: str = "auto") -> dict:
     """Reference (two integrators at ``ref_tol``) and every integrator x tolerance."""
     t0 = time.perf_counter()
-    solver = make_solver(sc, output_points)
+    solver = make_solver(sc, output_points, newton)
     setup_s = time.perf_counter() - t0
     refs = [run(solver, sc, m, "jax", ref_tol) for m in ref_methods]
     ref = refs[0]
@@ -352,6 +354,8 @@ def main(argv=None) -> int:
                          "the second checks it")
     ap.add_argument("--demo-end", type=float, help="shorten demo and rtmelt to this end time [yr]")
     ap.add_argument("--output-points", type=int, default=5, help="output times compared per single solve")
+    ap.add_argument("--newton", choices=("auto", "compiled", "callbacks"), default="auto",
+                    help="solver.newton of every solve (the compiled Newton solve or SUNDIALS' own)")
     ap.add_argument("--report", metavar="JSON", help="print the tables of a saved --json file (runs nothing)")
     args = ap.parse_args(argv)
     if args.report:
@@ -370,7 +374,7 @@ def main(argv=None) -> int:
     if not ref_methods or not set(ref_methods) <= {"bdf", "radau", "cvode"}:
         ap.error(f"--ref-methods: choose from bdf, radau, cvode, got {args.ref_methods!r}")
 
-    meta = dict(argv=sys.argv[1:] if argv is None else list(argv), tols=tols,
+    meta = dict(argv=sys.argv[1:] if argv is None else list(argv), tols=tols, newton=args.newton,
                 ref_tol=args.ref_tol or default_ref_tol,
                 ref_methods=ref_methods, error_targets={str(k): v for k, v in ERROR_TARGETS.items()},
                 step_ratio_target=STEP_RATIO_TARGET, python=platform.python_version(),
@@ -386,7 +390,7 @@ def main(argv=None) -> int:
         else:
             print(f"{name}: {sc.note}", flush=True)
             ref_tol = args.ref_tol or sc.ref_tol or default_ref_tol
-            results[name] = run_scenario(sc, tols, ref_tol, ref_methods, args.output_points)
+            results[name] = run_scenario(sc, tols, ref_tol, ref_methods, args.output_points, args.newton)
         meta["total_wall_s"] = time.perf_counter() - t0
         if args.json:  # after every scenario: a long run that is stopped keeps what it did
             write_json(args.json, meta, results, complete=name == names[-1])

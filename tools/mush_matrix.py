@@ -134,11 +134,11 @@ def local_minimum_melt_fraction(S: np.ndarray, S_sol: np.ndarray, S_liq: np.ndar
     return float(vals.min()) if vals.size else math.inf
 
 
-def run_case(case: Case, variant: str, spider_dir: Path, max_steps: int = 100000) -> dict:
-    """One run; the result as a JSON-able dict."""
+def run_case(case: Case, variant: str, spider_dir: Path, max_steps: int = 100000, newton: str = "auto") -> dict:
+    """One run; the result as a JSON-able dict (``newton``: ``solver.newton``)."""
     from aragog import EntropySolver, load_config
 
-    over = case.overrides(spider_dir) | VARIANTS[variant] | {"solver.max_steps": max_steps}
+    over = case.overrides(spider_dir) | VARIANTS[variant] | {"solver.max_steps": max_steps, "solver.newton": newton}
     params = load_config(BASE_CONFIG, overrides=over)
     solver = EntropySolver(params)
     solver.initialize()
@@ -192,6 +192,8 @@ def main(argv=None) -> int:
     ap.add_argument("--variants", default="on,no-mix,no-sep")
     ap.add_argument("--spider-dir", default=str(DEFAULT_SPIDER_DIR))
     ap.add_argument("--json", default=None, help="write the rows here")
+    ap.add_argument("--newton", choices=("auto", "compiled", "callbacks"), default="auto",
+                    help="solver.newton (the compiled Newton solve or SUNDIALS' own)")
     args = ap.parse_args(argv)
 
     spider_dir = Path(args.spider_dir)
@@ -205,7 +207,7 @@ def main(argv=None) -> int:
             print(f"skipping {case.name}: no SPIDER table set at {spider_dir}", file=sys.stderr)
             continue
         for variant in variants:
-            rows.append(run_case(case, variant, spider_dir))
+            rows.append(run_case(case, variant, spider_dir, newton=args.newton))
             print(f"  {case.name} {variant}: status {rows[-1]['status']}, {rows[-1]['steps']} steps",
                   file=sys.stderr, flush=True)
     print(report(rows))

@@ -63,7 +63,7 @@ __all__ = ["make_corrector", "lapack_ready", "CorrectorLayout", "FLAG_SUCCESS", 
 FLAG_SUCCESS, FLAG_CONV, FLAG_RHS = 0, 1, 2
 #: Fields of the info vector the program returns, in order.
 INFO_FIELDS = ("flag", "crate", "jcur", "iters", "rhs", "jac", "setups", "checks", "checks_failed",
-               "conv_fails")
+               "conv_fails", "delp")
 #: At most this many passes (a first one and the redos with a new matrix; cvLsSetup's rule
 #: makes the third pass's Jacobian current at the latest).
 MAX_ATTEMPTS = 3
@@ -75,8 +75,9 @@ class CorrectorLayout(NamedTuple):
     ``ml``, ``mu`` Jacobian bandwidths).
 
     - ``vectors`` ``(2, n)``: ``zn1`` and the error weights ``ewt``;
-    - ``scalars`` ``(5,)``: ``rl1``, ``gamma``, ``tol``, ``crate`` (the convergence rate CVODE
-      carries from step to step) and ``setup`` (0, 1 or 2, above);
+    - ``scalars`` ``(6,)``: ``rl1``, ``gamma``, ``tol``, ``crate`` (the convergence rate CVODE
+      carries from step to step), ``setup`` (0, 1 or 2, above) and ``delp`` (the norm of the
+      last correction CVODE's test did not accept, which CVODE also carries on);
     - ``held`` ``(n + ml + mu + 3, n)``: rows ``0..n-1`` the LU factors of ``M``, then the
       band Jacobian (``ml + mu + 1`` rows), the pivots (as floats) and one row whose first
       entry is ``gamma_p``.
@@ -99,7 +100,7 @@ class CorrectorLayout(NamedTuple):
 
     def abstract_inputs(self) -> tuple:
         sds = jax.ShapeDtypeStruct
-        return (sds((2, self.n), jnp.float64), sds((5,), jnp.float64),
+        return (sds((2, self.n), jnp.float64), sds((6,), jnp.float64),
                 sds((self.held_rows, self.n), jnp.float64))
 
 
@@ -140,7 +141,7 @@ def make_corrector(rhs: Callable, jac_band: Callable, layout: CorrectorLayout, m
 
     def corrector(t, y_pred, args, vectors, scalars, held):
         zn1, ewt = vectors[0], vectors[1]
-        rl1, gamma, tol, crate0, setup0 = (scalars[k] for k in range(5))
+        rl1, gamma, tol, crate0, setup0, delp0 = (scalars[k] for k in range(6))
 
         def wrms(v):
             return jnp.sqrt(jnp.mean((v * ewt) ** 2))
@@ -160,7 +161,7 @@ def make_corrector(rhs: Callable, jac_band: Callable, layout: CorrectorLayout, m
             ratio = gamma / gamma_p
             return jnp.where(ratio != 1.0, x * (2.0 / (1.0 + ratio)), x)
 
-        def newton(factors, gamma_p, crate, res, counts):
+        def newton(factors, gamma_p, crate, delp, res, counts):
             """One pass of Newton iterations from c = 0 with residual ``res`` = G(0)."""
             zero = jnp.zeros(n)
 
@@ -192,17 +193,20 @@ def make_corrector(rhs: Callable, jac_band: Callable, layout: CorrectorLayout, m
                 out_of_iters = m + 1 >= max_iters
                 status = jnp.where(passed, 1,
                                    jnp.where(~ok, 3, jnp.where(diverging | out_of_iters, 2, 0))).astype(jnp.int32)
-                return (status, m + 1, c_new, res_new, dl, crate, jnp.where(passed, f_new, f_acc), counts)
+                # CVODE's test keeps the last norm only of an iterate it did not accept
+                # (cvNlsConvTest: an accepted one whose check failed leaves it as it was)
+                delp = jnp.where(converged, delp, dl)
+                return (status, m + 1, c_new, res_new, delp, crate, jnp.where(passed, f_new, f_acc), counts)
 
-            init = (jnp.int32(0), jnp.int32(0), zero, res, jnp.float64(1.0), crate, jnp.full(n, jnp.nan), counts)
-            status, _, c, _, _, crate, f_acc, counts = jax.lax.while_loop(cond, body, init)
-            return status, c, crate, f_acc, counts
+            init = (jnp.int32(0), jnp.int32(0), zero, res, delp, crate, jnp.full(n, jnp.nan), counts)
+            status, _, c, _, delp, crate, f_acc, counts = jax.lax.while_loop(cond, body, init)
+            return status, c, crate, delp, f_acc, counts
 
         def attempt_cond(s):
             return (s[0] == 0) & (s[1] < MAX_ATTEMPTS)
 
         def attempt(s):
-            _, k, setup, c, f_acc, flag, held, crate, jcur, counts = s
+            _, k, setup, c, f_acc, flag, held, crate, delp, jcur, counts = s
             res0, _, ok0 = residual(jnp.zeros(n))
             counts = counts.at[1].add(1)
             J = held[r_jac:r_end]
@@ -216,7 +220,7 @@ def make_corrector(rhs: Callable, jac_band: Callable, layout: CorrectorLayout, m
             crate = jnp.where(do_factor, 1.0, crate)
             jcur = jnp.where(do_factor, new_jac, jcur)
             held = jnp.concatenate([factors[0], J, factors[1][None, :], jnp.zeros((1, n)).at[0, 0].set(gamma_p)])
-            status, c, crate, f_acc, counts = newton(factors, gamma_p, crate, res0, counts)
+            status, c, crate, delp, f_acc, counts = newton(factors, gamma_p, crate, delp, res0, counts)
             status = jnp.where(ok0, status, 3)
             flag = jnp.where(status == 1, FLAG_SUCCESS, jnp.where(status == 3, FLAG_RHS, FLAG_CONV)).astype(jnp.int32)
             # a failure with a matrix from an old Jacobian: again with a new matrix
@@ -225,14 +229,14 @@ def make_corrector(rhs: Callable, jac_band: Callable, layout: CorrectorLayout, m
             counts = counts.at[6].add((status != 1).astype(jnp.int32))
             next_setup = jnp.where(jnp.abs(gamma / gamma_p - 1.0) < _DGMAX_JBAD, 2, 1).astype(jnp.int32)
             done = jnp.where(redo, 0, 1).astype(jnp.int32)
-            return (done, k + 1, next_setup, c, f_acc, flag, held, crate, jcur, counts)
+            return (done, k + 1, next_setup, c, f_acc, flag, held, crate, delp, jcur, counts)
 
         counts = jnp.zeros(7, jnp.int32)  # iters, rhs, jac, setups, checks, checks_failed, conv_fails
         init = (jnp.int32(0), jnp.int32(0), jnp.round(setup0).astype(jnp.int32), jnp.zeros(n), jnp.full(n, jnp.nan),
-                jnp.int32(FLAG_CONV), held, crate0, jnp.array(False), counts)
-        _, _, _, c, f_acc, flag, held, crate, jcur, counts = jax.lax.while_loop(attempt_cond, attempt, init)
+                jnp.int32(FLAG_CONV), held, crate0, delp0, jnp.array(False), counts)
+        _, _, _, c, f_acc, flag, held, crate, delp, jcur, counts = jax.lax.while_loop(attempt_cond, attempt, init)
         info = jnp.concatenate([jnp.stack([flag.astype(jnp.float64), crate, jcur.astype(jnp.float64)]),
-                                counts.astype(jnp.float64)])
+                                counts.astype(jnp.float64), delp[None]])
         return c, f_acc, info, held
 
     return corrector

@@ -187,7 +187,8 @@ class CompiledNewton:
         n = layout.n
         self.held = layout.initial_held()
         self.vectors = np.empty((2, n))
-        self.scalars = np.zeros(5)
+        self.scalars = np.zeros(6)
+        self.delp = 1.0  # CVODE's del_p: carried from one solve to the next, as CVODE does
         self.crate = 1.0
         self.gamma_p = math.nan
         self.nst_setup = self.nst_jac = 0
@@ -202,6 +203,9 @@ class CompiledNewton:
         self._gamma, self._rl1 = _real(), _real()
         self._ypred, self._yn, self._fn, self._zn1, self._user = _ptr(), _ptr(), _ptr(), _ptr(), _ptr()
         self._y = np.empty(n)
+        self._system_data = tuple(ctypes.byref(x) for x in (self._t, self._ypred, self._yn, self._fn, self._gamma,
+                                                            self._rl1, self._zn1, self._user))
+        self._nst_ref = ctypes.byref(self._nst)
 
     def attach(self, mem) -> int:
         """``CVodeSetNonlinearSolver``; CVODE's flag."""
@@ -244,11 +248,8 @@ class CompiledNewton:
     def _solve_step(self, y0, ycor, w, tol, mem) -> int:
         run, lib = self.run, self.lib
         try:
-            flag = lib.CVodeGetNonlinearSystemData(mem, ctypes.byref(self._t), ctypes.byref(self._ypred),
-                                                    ctypes.byref(self._yn), ctypes.byref(self._fn),
-                                                    ctypes.byref(self._gamma), ctypes.byref(self._rl1),
-                                                    ctypes.byref(self._zn1), ctypes.byref(self._user))
-            flag = flag or lib.CVodeGetNumSteps(mem, ctypes.byref(self._nst))
+            flag = lib.CVodeGetNonlinearSystemData(mem, *self._system_data)
+            flag = flag or lib.CVodeGetNumSteps(mem, self._nst_ref)
             if flag != 0:
                 return _CV_RHSFUNC_FAIL
             t, gamma, nst = self._t.value, self._gamma.value, int(self._nst.value)
@@ -257,7 +258,8 @@ class CompiledNewton:
             self.vectors[0] = self._view(self._zn1.value)
             self.vectors[1] = self._view(w)
             scalars = self.scalars
-            scalars[0], scalars[1], scalars[2], scalars[3], scalars[4] = self._rl1.value, gamma, tol, self.crate, code
+            scalars[0], scalars[1], scalars[2], scalars[3], scalars[4], scalars[5] = (
+                self._rl1.value, gamma, tol, self.crate, code, self.delp)
             c, f, info, held = self.corrector(t, y_pred, self.vectors, scalars, self.held)
         except Exception as exc:  # noqa: BLE001 - a failed call is recoverable (a smaller step)
             self.last_nst, self.last_failed = -1, True
@@ -266,12 +268,12 @@ class CompiledNewton:
             return _SUN_NLS_CONV_RECVR
         self.calls += 1
         info = np.asarray(info)
-        counts = info[3:]
+        counts = info[3:10]
         self.counts += counts
         guard = run.guard
         guard.nfev += int(counts[1])
         self.held = held
-        self.crate = float(info[1])
+        self.crate, self.delp = float(info[1]), float(info[10])
         if counts[3]:  # factored in this call (the last factorisation's gamma and step)
             self.gamma_p = gamma
             self.nst_setup = nst
