@@ -16,7 +16,8 @@ inside the solver's ``solve()`` (every attempt of the wrapper's retry ladder), i
 upstream / ours; the call's window, Φ before and after, status and solve attempts. Calls
 marked ``C`` are crystallisation calls (the global melt fraction falls through 0.5 within
 the call, in either code); ``M`` marks the call with the largest solve time. Totals over
-all calls and over the evolving (ic = 2) calls. ``--json`` writes that table.
+all calls and over the evolving (ic = 2) calls. ``--json`` writes that table; ``--cpu``
+makes it the process's CPU time (all threads), which other processes' load hardly moves.
 """
 
 from __future__ import annotations
@@ -75,10 +76,14 @@ TIMES = ("total", "solve", "get_state", "wrapper")
 PHI_CRYST = 0.5  # a call whose Phi_global falls through this is a crystallisation call
 
 
-def call_times(c: dict) -> dict:
+def call_times(c: dict, cpu: bool = False) -> dict:
     """A call's four times [s]: from its ``timing`` block, or only the total (``wall_s``) in
-    records made before the tool timed the solver's methods."""
+    records made before the tool timed the solver's methods. ``cpu``: the process's CPU
+    time instead of wall time (all threads; barely moved by other processes' load)."""
     t = c.get("timing") or {}
+    if cpu:
+        total, solve, state = num(t.get("process_cpu_s")), num(t.get("solve_cpu_s")), num(t.get("get_state_cpu_s"))
+        return {"total": total, "solve": solve, "get_state": state, "wrapper": total - solve - state}
     return {"total": num(t.get("total_s", c.get("wall_s"))), "solve": num(t.get("solve_s")),
             "get_state": num(t.get("get_state_s")), "wrapper": num(t.get("wrapper_s"))}
 
@@ -88,7 +93,7 @@ def ratio(up, ours):
     return up / ours if math.isfinite(up) and math.isfinite(ours) and ours > 0.0 else float("nan")
 
 
-def timing_table(ours: dict, up: dict) -> dict:
+def timing_table(ours: dict, up: dict, cpu: bool = False) -> dict:
     """Per call and in total: the four times of both codes and upstream / ours."""
     co = {c["call"]: c for c in ours["calls"]}
     cu = {c["call"]: c for c in up["calls"]}
@@ -96,7 +101,7 @@ def timing_table(ours: dict, up: dict) -> dict:
     for n in sorted(set(co) | set(cu)):
         o, u = co.get(n, {}), cu.get(n, {})
         ref = o or u
-        to, tu = call_times(o), call_times(u)
+        to, tu = call_times(o, cpu), call_times(u, cpu)
         phi = {tag: [num(c.get("Phi_in")), num(c.get("Phi_global"))] for tag, c in (("ours", o), ("upstream", u))}
         cryst = any(a > PHI_CRYST >= b for a, b in phi.values() if math.isfinite(a) and math.isfinite(b))
         rows.append({
@@ -132,7 +137,8 @@ def timing_table(ours: dict, up: dict) -> dict:
         out["cut_short"] = [r["call"] for r in rows if select(r) and any(r["exception"].values())]
         return out
 
-    return {"ours": {"file": ours.get("aragog_file"), "version": ours.get("aragog_version"),
+    return {"clock": "process CPU" if cpu else "wall",
+            "ours": {"file": ours.get("aragog_file"), "version": ours.get("aragog_version"),
                      "interpreter": ours.get("interpreter"), "run_wall_s": num(ours.get("total_wall_s"))},
             "upstream": {"file": up.get("aragog_file"), "version": up.get("aragog_version"),
                          "interpreter": up.get("interpreter"), "run_wall_s": num(up.get("total_wall_s"))},
@@ -151,7 +157,7 @@ def print_timing(table: dict) -> None:
         v = num(v)
         return f"{v:>{w}.{d}f}" if math.isfinite(v) else f"{'-':>{w}}"
 
-    print("\n== wall time per call [s]: ours | upstream | upstream/ours "
+    print(f"\n== {table['clock']} time per call [s]: ours | upstream | upstream/ours "
           "(solve: inside solve(), all attempts; get_state; wrapper: the rest of run_interior)")
     print(f"windows: {table['windows']}; C: Phi falls through {PHI_CRYST} in the call, M: the largest solve; "
           "status E: the call raised (a timeout: its times are lower bounds)")
@@ -188,7 +194,9 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="*", help="ours.json up.json (default: those names)")
     ap.add_argument("--all", action="store_true", help="also the other recorded fields")
-    ap.add_argument("--json", default=None, help="write the per-call wall-time table here")
+    ap.add_argument("--json", default=None, help="write the per-call time table here")
+    ap.add_argument("--cpu", action="store_true",
+                    help="the time table in this process's CPU time (all threads) instead of wall time")
     args = ap.parse_args(argv)
     show_all = args.all
     files = args.files
@@ -254,7 +262,7 @@ def main(argv):
     if not any_w:
         print("(none)")
 
-    table = timing_table(ours, up)
+    table = timing_table(ours, up, cpu=args.cpu)
     print_timing(table)
     if args.json:
         with open(args.json, "w") as fh:

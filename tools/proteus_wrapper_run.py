@@ -61,8 +61,9 @@ Per call the record holds, besides the helpfile fields, ``wall_s`` (the whole
 attempt of the wrapper's retry ladder), ``get_state_s`` (inside ``get_state()``),
 ``wrapper_s`` = ``total_s`` - both (PROTEUS's own work, with the solver's ``reset`` and
 ``initialize`` itemised in ``in_wrapper_s``), ``solve_attempts`` and per attempt its
-window, times and status; ``process_cpu_s`` and ``loadavg_1min`` (before, after) to see
-whether other processes shared the machine; ``window_yr`` the window first asked,
+window, times and status; ``process_cpu_s`` (the call's), ``solve_cpu_s``,
+``get_state_cpu_s`` and ``loadavg_1min`` (before, after) to see whether other processes
+shared the machine (CPU times hardly move with them; wall times do); ``window_yr`` the window first asked,
 ``Phi_in`` the global melt fraction the call starts from. tools/proteus_wrapper_compare.py
 prints them side by side (issue 37, item 5). PROTEUS's own windows, as a PROTEUS run
 would take them::
@@ -453,6 +454,7 @@ class CallTimer:
 
     def begin(self):
         self.seconds = {m: 0.0 for m in SPIED_METHODS}
+        self.cpu = {m: 0.0 for m in SPIED_METHODS}  # this process's CPU time, all threads
         self.counts = {m: 0 for m in SPIED_METHODS}
         self.attempts: list[dict] = []
         self.classes: set[str] = set()
@@ -486,6 +488,7 @@ class CallTimer:
                     pass
             ret = None
             timer.depth += 1
+            c0 = time.process_time()
             t0 = time.perf_counter()
             try:
                 ret = fn(obj, *args, **kwargs)
@@ -494,6 +497,7 @@ class CallTimer:
                 dt = time.perf_counter() - t0
                 timer.depth -= 1
                 timer.seconds[name] += dt
+                timer.cpu[name] += time.process_time() - c0
                 timer.counts[name] += 1
                 timer.classes.add(f"{type(obj).__module__}.{type(obj).__qualname__}")
                 if name == "solve":
@@ -514,6 +518,7 @@ class CallTimer:
         return {"total_s": total_s, "solve_s": solve, "get_state_s": state,
                 "wrapper_s": total_s - solve - state, "solve_attempts": self.counts["solve"],
                 "get_state_calls": self.counts["get_state"],
+                "solve_cpu_s": self.cpu["solve"], "get_state_cpu_s": self.cpu["get_state"],
                 "in_wrapper_s": {m: self.seconds[m] for m in SPIED_METHODS[2:]},
                 "in_wrapper_calls": {m: self.counts[m] for m in SPIED_METHODS[2:]},
                 "attempts": self.attempts, "solver_classes": sorted(self.classes)}
