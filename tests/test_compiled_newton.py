@@ -160,3 +160,29 @@ def test_config_refuses_compiled_newton_where_it_cannot_run():
         with pytest.raises(ConfigError, match=rf"solver.newton. = 'compiled' needs solver.{key.split('.')[1]}"):
             load_config(TOY_EARTH, overrides={"solver.newton": "compiled", key: value})
         load_config(TOY_EARTH, overrides={"solver.newton": "auto", key: value})
+
+
+def test_auto_runs_the_compiled_solve_from_when_it_is_ready():
+    """``solver.newton = "auto"`` in a process whose store does not have the corrector: the
+    first solve runs SUNDIALS' Newton solver (no wait for the corrector's compile), the
+    second starts that compile in the background, and once it is ready the solves run on
+    it, in a new CVODE memory (the nonlinear solver changed)."""
+    from _configs import TOY_EARTH
+
+    from aragog import EntropySolver, load_config
+
+    over = {"mesh.number_of_nodes": 11, "solver.end_time": 5.0, "solver.jax_cache_dir": "none"}
+    solver = EntropySolver(load_config(TOY_EARTH, overrides=over))
+    solver.initialize()
+    modes = []
+    for i in range(3):
+        p = solver.parameters
+        p.solver.start_time, p.solver.end_time = 5.0 * i, 5.0 * (i + 1)
+        solver.reset()
+        solver.solve()
+        assert solver.get_state().status == 0
+        modes.append(solver.integration_result.info["newton"])
+        solver.wait_for_programs()  # the background compile the second solve started
+    assert modes == ["callbacks", "callbacks", "compiled"]
+    assert solver.integration_result.info["warm_start"] == "new"
+    assert solver.jit_stats["corrector"]["compiles"] == 1

@@ -49,7 +49,8 @@ _SOLVE_SCRIPT = textwrap.dedent("""
     import json, sys, numpy as np
     from aragog import EntropySolver, load_config
     from aragog.solver.backends import _sundials
-    over = {"mesh.number_of_nodes": 30, "solver.end_time": 1000.0, "solver.output_points": 3}
+    over = {"mesh.number_of_nodes": 30, "solver.end_time": 1000.0, "solver.output_points": 3,
+            "solver.newton": "compiled"}
     s = EntropySolver(load_config(sys.argv[1], overrides=over))
     s.initialize(); s.solve()
     out = s.get_state()

@@ -100,6 +100,7 @@ class EntropySolver:
         self._trace: tuple[np.ndarray, np.ndarray] | None = None  # the latest solve's step ends
         self._edges: tuple | None = None  # (table object, its TableEdge)
         self._last: LastSolve | None = None  # the last solve's end (None: none since initialize)
+        self._solves = 0  # solves since construction (the compiled Newton solve compiles from the 2nd)
         self._warm = None  # the CVODE memory kept between solves (solver.warm_start)
         self._y_end = None  # (state key, S, y): the last solve's end state as integrated
         self._energy = EnergyBook()  # energy budget of get_state (aragog.solver._budget)
@@ -199,6 +200,25 @@ class EntropySolver:
                     and s.compile_mode == "fused")
         return "corrector" if compiled else "jac"
 
+    @classmethod
+    def _newton_programs(cls, params) -> tuple[str, ...]:
+        """The corrector among the programs a solve of ``params`` uses, or nothing."""
+        return ("corrector",) if cls._newton_program(params) == "corrector" else ()
+
+    def _newton_now(self, newton: str) -> str:
+        """``solver.newton`` for this solve. "auto" runs the compiled Newton solve once its
+        program is ready: loaded from the store with the others, or compiled in the
+        background from a solver's second solve on (a coupling loop), while SUNDIALS'
+        Newton solver runs the solves before; a process of one solve never compiles it
+        (docs/solver.md, "One compiled call per step")."""
+        if newton != "auto" or self._newton_program(self._params) != "corrector":
+            return newton
+        if self._pair.compiled_program("corrector") is not None:
+            return "auto"
+        if self._solves > 0 and isinstance(self._pair, JitPair):
+            self._pair.compile_in_background("corrector")
+        return "callbacks"
+
     def _derive(self, params) -> Derived:
         """What a solve of validated ``params`` runs on (mesh and EOS data cached)."""
         return derive(params, self.eos_dir, cache=self._derived)
@@ -224,7 +244,8 @@ class EntropySolver:
         params = (self._params if params is None else params).validate()
         mode, options, _, inputs, key = self._derive(params)
         return mode == "fused" and programs_in_cache(fused_programs(options, inputs, store=store_key(key)),
-                                                     ("rhs", self._newton_program(params), *self._background_programs),
+                                                     ("rhs", "jac", *self._newton_programs(params),
+                                                      *self._background_programs),
                                                      params.solver.jax_cache_dir)
 
     @in_float64
@@ -431,7 +452,7 @@ class EntropySolver:
             atol = absolute_tolerances(float(sp.atol), len(y0), self._inputs, self._options)
             result = integrate(problem, t_eval, y0, method=method, rtol=float(sp.rtol), atol=atol,
                                max_steps=int(sp.max_steps), event=event, warm=self._warm_start(method),
-                               trace=needs_step_trace(self._options), newton=sp.newton)
+                               trace=needs_step_trace(self._options), newton=self._newton_now(sp.newton))
             t_out, y_out = result.t, result.y
             status, message = result.status, result.message
             t_final, y_final = result.t_final, result.y_final
@@ -462,6 +483,7 @@ class EntropySolver:
             elif slot is not None:
                 self._dSdr_cmb = slot
             self._y_end = (self._state_key(), S.copy(), np.array(y_final, dtype=np.float64))
+        self._solves += 1
         self._last = LastSolve(status=int(status), message=message, t0=t0, t_final=float(t_final),
                                y=np.asarray(y_final), result=result, wall=time.perf_counter() - wall0)
         if probe is not None:

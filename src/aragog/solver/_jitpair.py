@@ -350,16 +350,22 @@ class JitPair:
         saved (one XLA compile already uses more than one core at times). A Jacobian in the
         persistent store is loaded in the thread (loading releases the GIL too) while this
         one loads or compiles the RHS. With ``newton="corrector"`` (the compiled Newton
-        solve, :mod:`aragog.solver._corrector`) the corrector takes the Jacobian's place."""
-        # ``newton``: the program the integrator's Newton iteration calls, "jac" or
-        # "corrector" (which contains the Jacobian: it takes the Jacobian's place)
-        first = newton if newton in self._programs else "jac"
-        if not self.stored(first):
-            self.prepare(first)  # trace before the RHS's tracing competes for the GIL
-        self.compile_in_background(first)
+        solve, :mod:`aragog.solver._corrector`) the corrector is loaded beside them when the
+        store has it; it is not compiled here: it contains the RHS and the Jacobian three
+        times over and compiles in about twice their time, which a first solve does not
+        wait for."""
+        # ``newton="corrector"``: the compiled Newton solve is wanted too; when the store
+        # has it, it is loaded beside the others (and the first solve runs on it); else
+        # its compile is left to the caller (:meth:`compile_in_background`)
+        later = tuple(background)
+        if newton == "corrector" and "corrector" in self._programs and self.stored("corrector"):
+            self.compile_in_background("corrector")
+        if not self.stored("jac"):
+            self.prepare("jac")  # trace before the RHS's tracing competes for the GIL
+        self.compile_in_background("jac")
         self.compile("rhs")
-        self.compile(first)  # waits for the thread
-        self.compile_in_background(*background)
+        self.compile("jac")  # waits for the thread
+        self.compile_in_background(*later)
 
     def wait_background(self) -> None:
         """Wait for every compile started by :meth:`compile_in_background`."""
