@@ -17,7 +17,7 @@ from scipy.optimize import brentq
 
 from aragog.eos._packed import NODE_SNAP, axis_mode
 
-__all__ = ["NumpyEOS", "entropy_of_temperature", "INVERSION_GRID"]
+__all__ = ["NumpyEOS", "PressureLines", "entropy_of_temperature", "INVERSION_GRID"]
 
 
 class _Axis:
@@ -107,26 +107,34 @@ class NumpyEOS:
 
     def evaluate(self, P, S, keys=("T", "rho")) -> tuple:
         """The quantities ``keys`` ("T" [K], "rho" [kg/m3], "cp" [J/kg/K]) at (P, S), in that
-        order; only the tables of those quantities are read (and T's for the mixed c_p)."""
-        P, S = np.broadcast_arrays(np.asarray(P, dtype=np.float64), np.asarray(S, dtype=np.float64))
+        order; only the tables of those quantities are read (and T's for the mixed c_p).
+
+        ``P`` and ``S`` are not broadcast up front: what depends on the pressure alone (the
+        phase boundaries, the pressure cells, the phase-boundary values:
+        :meth:`at_pressure`) is computed at ``P``'s shape and what depends on the entropy
+        alone at ``S``'s, so a quadrature along an isobar or an isentrope pays for the
+        other coordinate once per line, not once per point. The values are those of the
+        broadcast evaluation, bit for bit (the same operations on the same numbers)."""
+        P, S = np.asarray(P, dtype=np.float64), np.asarray(S, dtype=np.float64)
         if self.constant:
+            P, S = np.broadcast_arrays(P, S)
             values = {"T": lambda: self.T_ref * np.exp((S - self.S_ref) / self.cp),
                       "rho": lambda: np.full(S.shape, self.rho), "cp": lambda: np.full(S.shape, self.cp)}
             return tuple(values[k]() for k in keys)
-        ax, flat, n_p = self._ax, self._flat, self._np
+        return self.evaluate_at(self.at_pressure(P), S, keys)
 
-        def boundary(b, axis):
-            i, t = axis.cell(P)
-            return (1.0 - t) * b[1][i] + t * b[1][i + 1]
+    def at_pressure(self, P) -> "PressureLines":
+        """What :meth:`evaluate` needs of the pressures ``P`` alone (table mode), to evaluate
+        at many entropies on the same pressures (:meth:`evaluate_at`)."""
+        return PressureLines(self, np.asarray(P, dtype=np.float64))
 
-        def table(ph, key, cp_, cs_):
-            return _bilinear(flat[(ph, key)], n_p[ph], cp_, cs_)
-
-        S_sol, S_liq = boundary(self.sol, ax["sol"]), boundary(self.liq, ax["liq"])
-        g = (S - S_sol) / (S_liq - S_sol)
+    def evaluate_at(self, lines: "PressureLines", S, keys=("T", "rho")) -> tuple:
+        """:meth:`evaluate` at the pressures of ``lines`` (:meth:`at_pressure`) and the
+        entropies ``S`` (shapes broadcast against each other; table mode)."""
+        S = np.asarray(S, dtype=np.float64)
+        ax, pl = self._ax, lines
+        g = (S - pl.S_sol) / pl.gap
         phi = np.clip(g, 0.0, 1.0)
-        cp_m, cp_s = ax["mP"].cell(P), ax["sP"].cell(P)
-        cs_liq, cs_sol = ax["mS"].cell(S_liq), ax["sS"].cell(S_sol)
         melt_side = g > 0.5
         cs_m, cs_s = ax["mS"].cell(S), ax["sS"].cell(S)
         th = np.tanh(np.where(melt_side, g - 1.0, g) * (1.0 / self.w))
@@ -134,15 +142,57 @@ class NumpyEOS:
         out = []
         for key in keys:
             if key == "cp":  # the mush's c_p = ΔS_fus / ΔT_fus × the mean phase-boundary T
-                T_liq, T_sol = table("m", "T", cp_m, cs_liq), table("s", "T", cp_s, cs_sol)
-                mix = (S_liq - S_sol) / (T_liq - T_sol) * 0.5 * (T_liq + T_sol)
+                mix = pl.cp_mix()
             else:
-                liq, sol = table("m", key, cp_m, cs_liq), table("s", key, cp_s, cs_sol)
+                liq, sol = pl.bounds(key)
                 # T mixes linearly in the melt fraction, 1/rho (specific volume) too
                 mix = phi * liq + (1.0 - phi) * sol if key == "T" else 1.0 / (phi / liq + (1.0 - phi) / sol)
-            one = np.where(melt_side, table("m", key, cp_m, cs_m), table("s", key, cp_s, cs_s))
-            out.append(W * mix + (1.0 - W) * one)
+            one = np.where(melt_side, self._table("m", key, pl.cp_m, cs_m), self._table("s", key, pl.cp_s, cs_s))
+            out.append(W * mix + (1.0 - W) * one)  # the common shape: W depends on P and S
         return tuple(out)
+
+    def _table(self, ph: str, key: str, cp_, cs_):
+        return _bilinear(self._flat[(ph, key)], self._np[ph], cp_, cs_)
+
+
+class PressureLines:
+    """The pressure-only part of :meth:`NumpyEOS.evaluate` at pressures ``P``: the phase
+    boundaries S_sol(P), S_liq(P) and their gap, the pressure cells of both tables, the
+    entropy cells of the boundaries, and (on first use, per quantity) the melt value at the
+    liquidus and the solid value at the solidus."""
+
+    __slots__ = ("eos", "P", "S_sol", "S_liq", "gap", "cp_m", "cp_s", "cs_liq", "cs_sol", "_bounds", "_cp_mix")
+
+    def __init__(self, eos: NumpyEOS, P: np.ndarray):
+        ax = eos._ax
+
+        def boundary(b, axis):
+            i, t = axis.cell(P)
+            return (1.0 - t) * b[1][i] + t * b[1][i + 1]
+
+        self.eos, self.P = eos, P
+        self.S_sol, self.S_liq = boundary(eos.sol, ax["sol"]), boundary(eos.liq, ax["liq"])
+        self.gap = self.S_liq - self.S_sol
+        self.cp_m, self.cp_s = ax["mP"].cell(P), ax["sP"].cell(P)
+        self.cs_liq, self.cs_sol = ax["mS"].cell(self.S_liq), ax["sS"].cell(self.S_sol)
+        self._bounds: dict[str, tuple] = {}
+        self._cp_mix = None
+
+    def bounds(self, key: str) -> tuple:
+        """(melt value at (P, S_liq), solid value at (P, S_sol)) of quantity ``key``."""
+        hit = self._bounds.get(key)
+        if hit is None:
+            eos = self.eos
+            hit = self._bounds[key] = (eos._table("m", key, self.cp_m, self.cs_liq),
+                                       eos._table("s", key, self.cp_s, self.cs_sol))
+        return hit
+
+    def cp_mix(self):
+        """The mush's c_p, ΔS_fus / ΔT_fus × the mean phase-boundary T [J/kg/K]."""
+        if self._cp_mix is None:
+            T_liq, T_sol = self.bounds("T")
+            self._cp_mix = self.gap / (T_liq - T_sol) * 0.5 * (T_liq + T_sol)
+        return self._cp_mix
 
 
 #: Entropies of the grid that brackets an S(T, P) root, uniform over the tables' S range

@@ -62,7 +62,22 @@ def gauss_panels(a, b, n_panels: int):
 
 class EnthalpyEOS(HostEOS):
     """:class:`aragog.eos._host.NumpyEOS` (T, ρ and c_p in NumPy) with the enthalpy's cached
-    isobar integrals."""
+    isobar integrals and isentrope nodes."""
+
+    _isentrope = None  # (key, nodes, weights, their PressureLines) of the last pressures asked for
+
+    def isentrope_nodes(self, P, n_panels: int):
+        """``(nodes, weights, lines)``: the composite rule of ``n_panels`` panels on
+        [P_a, P] for each pressure of ``P`` (shape ``P.shape + (4 n_panels,)``) and the
+        pressure-only part of the EOS at those nodes (:meth:`~aragog.eos._host.NumpyEOS.at_pressure`),
+        kept for the last ``P``: a solver's cells keep their static pressures from one
+        state to the next, so only the entropy-dependent part is computed again."""
+        P = np.asarray(P, dtype=np.float64)
+        key = (P.shape, P.tobytes(), int(n_panels))
+        if self._isentrope is None or self._isentrope[0] != key:
+            x, w = gauss_panels(np.full(P.shape, self.anchor[0]), P, n_panels)
+            self._isentrope = (key, x, w, self.at_pressure(x))
+        return self._isentrope[1:]
 
     def isobar_integrals(self, n_panels: int):
         """(dS, cumulative ∫ T(P_a, s) ds over the fixed panels [S_a + k dS, S_a + (k+1) dS],
@@ -94,8 +109,8 @@ def specific_enthalpy(eos: EnthalpyEOS, P, S, n_panels: int = 64):
     k = np.clip(np.floor((S - S_a) / dS), 0, n_panels - 1).astype(np.int64)
     xs, ws = gauss_panels(S_a + dS * k, S, 1)
     h = cum[k] + np.sum(ws * eos.T(P_a, xs), axis=-1)
-    xp, wp = gauss_panels(np.full(P.shape, P_a), P, n_panels)
-    return h + np.sum(wp / eos.density(xp, S[..., None]), axis=-1)
+    _, wp, lines = eos.isentrope_nodes(P, n_panels)  # the nodes of gauss_panels(P_a, P, n_panels)
+    return h + np.sum(wp / eos.evaluate_at(lines, S[..., None], ("rho",))[0], axis=-1)
 
 
 def heat_content_change(eos: EnthalpyEOS, P, V, S0, S1, n_panels: int = 32):
