@@ -100,7 +100,6 @@ class EntropySolver:
         self._trace: tuple[np.ndarray, np.ndarray] | None = None  # the latest solve's step ends
         self._edges: tuple | None = None  # (table object, its TableEdge)
         self._last: LastSolve | None = None  # the last solve's end (None: none since initialize)
-        self._solves = 0  # solves since construction (the compiled Newton solve compiles from the 2nd)
         self._warm = None  # the CVODE memory kept between solves (solver.warm_start)
         self._y_end = None  # (state key, S, y): the last solve's end state as integrated
         self._energy = EnergyBook()  # energy budget of get_state (aragog.solver._budget)
@@ -208,14 +207,15 @@ class EntropySolver:
     def _newton_now(self, newton: str) -> str:
         """``solver.newton`` for this solve. "auto" runs the compiled Newton solve once its
         program is ready: loaded from the store with the others, or compiled in the
-        background from a solver's second solve on (a coupling loop), while SUNDIALS'
-        Newton solver runs the solves before; a process of one solve never compiles it
+        background from the second solve on these programs in this process (a coupling
+        loop, whether it keeps one solver or makes one per call), while SUNDIALS' Newton
+        solver runs the solves before; a process of one solve never compiles it
         (docs/solver.md, "One compiled call per step")."""
         if newton != "auto" or self._newton_program(self._params) != "corrector":
             return newton
         if self._pair.compiled_program("corrector") is not None:
             return "auto"
-        if self._solves > 0 and isinstance(self._pair, JitPair):
+        if isinstance(self._pair, JitPair) and self._pair.solves > 0:
             self._pair.compile_in_background("corrector")
         return "callbacks"
 
@@ -483,7 +483,8 @@ class EntropySolver:
             elif slot is not None:
                 self._dSdr_cmb = slot
             self._y_end = (self._state_key(), S.copy(), np.array(y_final, dtype=np.float64))
-        self._solves += 1
+        if isinstance(self._pair, JitPair):
+            self._pair.solves += 1  # every solver of the process on these programs counts
         self._last = LastSolve(status=int(status), message=message, t0=t0, t_final=float(t_final),
                                y=np.asarray(y_final), result=result, wall=time.perf_counter() - wall0)
         if probe is not None:

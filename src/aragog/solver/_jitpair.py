@@ -201,6 +201,9 @@ class JitPair:
             self._programs[key] = _Program(key, self._make_flat(key, fn, treedef, stats, len(more.get(key, ()))),
                                            stats, options.get(key), more.get(key, ()))
         self._background: list[threading.Thread] = []
+        #: solves run on these programs in this process (the solvers count them: the
+        #: compiled Newton solve is compiled from the second one on)
+        self.solves = 0
 
         if not lazy:
             for key in self._programs:
