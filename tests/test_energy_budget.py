@@ -182,6 +182,66 @@ def test_numpy_eos_matches_the_compiled_one(demo_window):
     np.testing.assert_allclose(T_b, d.T_basic, rtol=1e-13)
 
 
+def test_numpy_eos_lines_are_the_broadcast_evaluation(demo_window):
+    """NumpyEOS evaluates what depends on P alone at P's shape and what depends on S alone
+    at S's (``at_pressure`` / ``evaluate_at``: the budget's isentrope and isobar
+    quadratures): the values are those of the points broadcast first, bit for bit."""
+    solver, _ = demo_window
+    inputs = solver._inputs
+    eos = EnthalpyEOS(inputs.eos, inputs.material.smooth_width, False)
+    rng = np.random.default_rng(3)
+    keys = ("T", "rho", "cp")
+    P = np.sort(rng.uniform(0.0, 1.4e11, 23))[:, None] * np.linspace(0.1, 1.0, 9)  # (23, 9)
+    for S in (rng.uniform(1200.0, 3400.0, (23, 1)), rng.uniform(1200.0, 3400.0, (23, 9))):  # solid to melt
+        broadcast = eos.evaluate(*np.broadcast_arrays(P, S), keys)
+        for got in (eos.evaluate(P, S, keys), eos.evaluate_at(eos.at_pressure(P), S, keys)):
+            for a, b in zip(got, broadcast):
+                assert a.shape == b.shape and np.array_equal(a, b)
+
+
+def _plain_enthalpy(eos, P, S, n_panels=64):
+    """specific_enthalpy as it was written before its isentrope nodes were kept per mesh:
+    every node evaluated at broadcast points."""
+    from aragog.physics._heat_content import gauss_panels  # private: the budget's quadrature rule
+
+    P_a, S_a = eos.anchor
+    dS, cum = eos.isobar_integrals(n_panels)
+    k = np.clip(np.floor((S - S_a) / dS), 0, n_panels - 1).astype(np.int64)
+    xs, ws = gauss_panels(S_a + dS * k, S, 1)
+    h = cum[k] + np.sum(ws * eos.T(*np.broadcast_arrays(P_a, xs)), axis=-1)
+    xp, wp = gauss_panels(np.full(P.shape, P_a), P, n_panels)
+    return h + np.sum(wp / eos.density(*np.broadcast_arrays(xp, S[..., None])), axis=-1)
+
+
+def test_get_state_budget_is_the_direct_evaluation(demo_window):
+    """get_state's energy budget (the "powers" program called as bare executables in one
+    loop, the window's last state taken from get_state's own diagnostics, the enthalpy's
+    isentrope nodes kept per mesh) equals the direct evaluation it replaced, bit for bit:
+    every quadrature node's powers by ``BoundPair.call``, both end states evaluated again,
+    the EOS at broadcast points."""
+    # private: the quadrature's node merge and the budget's window integrals, the reference
+    from aragog.solver._budget import EnergyBook, _merge_nodes
+
+    solver, out = demo_window
+    powers_calls = solver.jit_stats["powers"]["calls"]  # get_state's, before the reference's own
+    inputs, options = solver._inputs, solver._options
+    t_rec, y_rec, inp = solver._records.latest
+    assert inp is inputs and solver._trace is not None
+    bound = solver._bound
+    ends = [bound.call("diagnostics", float(t_rec[k]), y_rec[k]) for k in (0, -1)]
+    t, y = _merge_nodes(t_rec, y_rec, solver._trace)
+    P = np.array([bound.call("powers", float(tk), yk) for tk, yk in zip(t, y)])
+    ref = EnergyBook().window_fields(t * float(inputs.scales.t), ends, inputs, options, P)
+    for k, v in ref.items():
+        assert getattr(out, k) == v, k
+    host = EnthalpyEOS(inputs.eos, inputs.material.smooth_width, False)
+    h = _plain_enthalpy(host, np.asarray(inputs.mesh.P_stag), ends[1].S)
+    assert np.array_equal(h, specific_enthalpy(host, np.asarray(inputs.mesh.P_stag), ends[1].S))
+    assert out.E_state_cons == float(np.sum(np.asarray(inputs.mesh.mass_stag) * h))
+    assert out.E_state == float(np.sum(ends[1].rho * np.asarray(inputs.mesh.volume_stag) * h))
+    assert powers_calls >= len(t)  # the bare calls are counted too
+
+
 def test_enthalpy_satisfies_dh_dP_at_fixed_S(demo_window):
     """∂h/∂P at fixed S is 1/ρ (the isentrope part). The composite rule on [P_a, P] moves
     its nodes with P, so a centred difference sees the rule's error (~1e-6 of 1/ρ across
@@ -221,6 +281,15 @@ def test_time_quadrature_is_exact_for_cubics():
     np.testing.assert_allclose(interval_weights(t) @ f(t), F(t[1:]) - F(t[:-1]), rtol=1e-12, atol=1e-14)
     # two outputs: the trapezoid (exact for lines)
     assert quadrature_weights(np.array([1.0, 3.0])) @ np.array([1.0, 5.0]) == pytest.approx(6.0)
+
+
+def test_window_weights_are_the_interval_weights_summed():
+    """quadrature_weights (O(K): a long solve's nodes are its 10^4 steps) gives the columns
+    of interval_weights summed, bit for bit, for every node count."""
+    rng = np.random.default_rng(0)
+    for K in [*range(0, 9), 65, 1000]:
+        t = np.cumsum(rng.uniform(0.01, 3.0, K)) * 10.0 ** rng.uniform(-3, 8)
+        assert np.array_equal(quadrature_weights(t), interval_weights(t).sum(axis=0))
 
 
 def test_compression_work_of_a_structure_change(tmp_path):

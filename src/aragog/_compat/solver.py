@@ -123,7 +123,7 @@ class UpstreamEntropySolver(EntropySolver):
         """Re-read the upstream parameters (and ``_atol_sf``); no recompilation when only
         values changed."""
         self._params = self._convert()
-        self._compression_from = self._records[-1] if self._records else None
+        self._compression_from = self._records.latest_final()
         self._compression_J = None
         EntropySolver.reset(self)
         return self
@@ -329,7 +329,7 @@ class UpstreamEntropySolver(EntropySolver):
         if self._last is None or not self._records:
             return None
         if self._solution_cache is None:
-            t, y, _ = self._records[-1]
+            t, y, _ = self._records.latest
             cols = [self._upstream_state(*self._split(row)) for row in np.atleast_2d(y)]
             y_up = np.stack(cols, axis=1) if cols else np.zeros((self._bound.n, 0))
             self._solution_cache = UpstreamSolution(t=np.asarray(t, dtype=float), y=y_up,

@@ -2,9 +2,15 @@
 
 Nothing here is compiled and nothing runs during :meth:`EntropySolver.solve`: at
 :meth:`~EntropySolver.get_state` the existing "diagnostics" program is called at the
-solve's stored output times (``solver.output_points`` of them, ``self._records[-1]``),
-and the integrals are NumPy on what it returns; the enthalpy and the heat content are
-NumPy on the EOS (:mod:`aragog.physics._heat_content`). The result is cached per solve.
+solve's stored output times (``solver.output_points`` of them, the latest solve of the
+solver's :class:`~aragog.solver._records.SolveRecords`), and the integrals are NumPy on
+what it returns; the enthalpy and the heat content are NumPy on the EOS
+(:mod:`aragog.physics._heat_content`). The result is cached per solve. What a
+``get_state`` of a coupling loop pays for it (docs/solver.md, "What get_state costs"):
+the "powers" program at every quadrature node, called as bare executables in one loop
+(the per-call checks, pytree conversion and counters of ``BoundPair.call`` cost a third
+of each call), one "diagnostics" call for the window's first state (the last is the
+state ``get_state`` evaluated anyway), and the NumPy quadratures.
 
 Step fields (energies in J over the solve window [t0, t1], positive into the mantle;
 upstream aragog's definitions, fwl-aragog 26.10.22, ``_compute_step_energy_integrals``,
@@ -54,14 +60,17 @@ per-output-interval fields of :meth:`EnergyBook.history_fields` use the output t
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from aragog._jax import jax
+from aragog.solver._program_stats import ProgramStats
 from aragog.physics._heat_content import (EnthalpyEOS, compression_work, core_temperature_change, heat_content_change,
                                           specific_enthalpy)
 
 __all__ = ["STEP_FIELDS", "EnergyBook", "quadrature_weights", "interval_weights", "powers", "power_columns",
-           "cmb_energy", "needs_step_trace"]
+           "node_powers", "cmb_energy", "needs_step_trace"]
 
 #: SolverOutput / FIELD_META names of the per-solve energies [J].
 STEP_FIELDS = ("step_dE_F_int_J", "step_dE_F_cmb_J", "step_dE_Q_radio_J", "step_dE_Q_tidal_J",
@@ -71,16 +80,10 @@ STEP_FIELDS = ("step_dE_F_int_J", "step_dE_F_cmb_J", "step_dE_Q_radio_J", "step_
 _POWER_FIELDS = STEP_FIELDS[:7]
 
 
-def interval_weights(t) -> np.ndarray:
-    """(K-1, K) matrix W: (W @ f)[k] ≈ ∫_{t_k}^{t_{k+1}} f dt for samples f (K,) at the
-    strictly increasing times ``t`` (K,), exact for the local interpolating cubic through
-    t_{k-1}..t_{k+2} (shifted inside at the ends; the interpolant of all K points when K < 4).
-    """
-    t = np.asarray(t, dtype=np.float64)
+def _interval_stencils(t) -> tuple[np.ndarray, np.ndarray]:
+    """``(idx, w)``, both (K-1, m) with m = min(K, 4): the samples ``idx[k]`` and their weights
+    ``w[k]`` in the integral over [t_k, t_{k+1}] (:func:`interval_weights`); K >= 2."""
     K = t.size
-    W = np.zeros((max(K - 1, 0), K))
-    if K < 2:
-        return W
     m = min(K, 4)
     k = np.arange(K - 1)
     idx = np.clip(k - 1, 0, K - m)[:, None] + np.arange(m)  # (K-1, m) stencil of interval k
@@ -95,13 +98,39 @@ def interval_weights(t) -> np.ndarray:
     num = gx[None, None, :, None] - tau[:, None, None, :]  # (K-1, 1, g, b): x_g - tau_b
     num = np.where(eye[None, :, None, :], 1.0, num)  # (K-1, a, g, b), b != a
     basis = np.prod(num, axis=3) / denom[:, :, None]  # (K-1, a, g)
-    np.add.at(W, (k[:, None], idx), 0.5 * h[:, None] * basis.sum(axis=2))
+    return idx, 0.5 * h[:, None] * basis.sum(axis=2)
+
+
+def interval_weights(t) -> np.ndarray:
+    """(K-1, K) matrix W: (W @ f)[k] ≈ ∫_{t_k}^{t_{k+1}} f dt for samples f (K,) at the
+    strictly increasing times ``t`` (K,), exact for the local interpolating cubic through
+    t_{k-1}..t_{k+2} (shifted inside at the ends; the interpolant of all K points when K < 4).
+    Dense: for the output times of one solve (:meth:`EnergyBook.history_fields`); the
+    whole window's weights are :func:`quadrature_weights`, O(K).
+    """
+    t = np.asarray(t, dtype=np.float64)
+    K = t.size
+    W = np.zeros((max(K - 1, 0), K))
+    if K < 2:
+        return W
+    idx, w = _interval_stencils(t)
+    np.add.at(W, (np.arange(K - 1)[:, None], idx), w)
     return W
 
 
 def quadrature_weights(t) -> np.ndarray:
-    """(K,) weights w: w @ f ≈ ∫_{t_0}^{t_{K-1}} f dt (:func:`interval_weights` summed)."""
-    return interval_weights(t).sum(axis=0)
+    """(K,) weights w: w @ f ≈ ∫_{t_0}^{t_{K-1}} f dt: the columns of :func:`interval_weights`
+    summed, interval by interval in order (the same numbers as ``interval_weights(t).sum(0)``,
+    without the (K-1, K) matrix: a solve's quadrature nodes include every integrator step,
+    10^4 of them in a long solve)."""
+    t = np.asarray(t, dtype=np.float64)
+    K = t.size
+    q = np.zeros(K)
+    if K < 2:
+        return q
+    idx, w = _interval_stencils(t)
+    np.add.at(q, idx.ravel(), w.ravel())  # row by row: each column's terms in interval order
+    return q
 
 
 def power_columns(d) -> tuple:
@@ -163,9 +192,43 @@ def _has_program(bound, name: str) -> bool:
     return pair is not None and name in getattr(pair, "programs", ())
 
 
+def node_powers(bound, t, y, calls=None) -> np.ndarray:
+    """(K, 7) powers [W] (:func:`power_columns`) at the states ``y`` (K, n) at times ``t``
+    (K,) [yr] with the programs ``bound`` (a bound program set of the solver).
+
+    With a "powers" program (compile_mode "fused"): its executable called in one loop
+    (``bound.bare_executables``: no per-call checks, pytree conversion or x64 switch;
+    the caller is in float64), the calls counted once in ``calls`` (the solver's
+    ``{program: ProgramStats}``, as ``BoundPair.call`` would). Otherwise (compile_mode
+    "blocks") from the full diagnostics of each state."""
+    t = np.asarray(t, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    bare = getattr(bound, "bare_executables", None)
+    if not (_has_program(bound, "powers") and bare is not None):
+        return powers([bound.call("diagnostics", float(tk), yk) for tk, yk in zip(t, y)])
+    if len(t) == 0:
+        return np.zeros((0, 7))
+    first = np.asarray(bound.call("powers", float(t[0]), y[0]), dtype=np.float64)  # compiles or waits if needed
+    out = np.empty((len(t), 7))
+    out[0] = first
+    executables, inputs = bare(("powers",))
+    run = executables["powers"]
+    t0 = time.perf_counter()
+    for k in range(1, len(t)):
+        out[k] = run(float(t[k]), y[k], *inputs)
+    if calls is not None and len(t) > 1:
+        stats = calls.get("powers")
+        if stats is None:
+            stats = calls["powers"] = ProgramStats()
+        stats.calls += len(t) - 1
+        stats.call_seconds += time.perf_counter() - t0
+    return out
+
+
 class EnergyBook:
     """The solver's energy bookkeeping: NumPy EOS per table set, the step integrals of the
-    latest solve (cached per solve) and the per-solve totals for :meth:`history_fields`.
+    latest solve (cached per solve) and the per-solve totals for :meth:`history_fields`
+    (one row of :data:`STEP_FIELDS` a solve, in a growing array: 80 bytes a solve).
 
     Args:
         n_enthalpy: panels of :func:`~aragog.physics._heat_content.specific_enthalpy`.
@@ -176,22 +239,40 @@ class EnergyBook:
         self.n_enthalpy, self.n_heat = int(n_enthalpy), int(n_heat)
         self._eos: tuple | None = None
         self._step: tuple | None = None  # (key of the solve, fields)
-        self._totals: dict[float, dict] = {}  # final time [yr] of a solve -> its step fields
+        self._totals = np.empty((0, 1 + len(STEP_FIELDS)))  # rows: final time [yr], the step fields
+        self._n_totals = 0
 
     def new_run(self) -> None:
         """Forget the step integrals and per-solve totals (a new run starts); the NumPy EOS
         is kept."""
         self._step = None
-        self._totals = {}
+        self._totals = np.empty((0, 1 + len(STEP_FIELDS)))
+        self._n_totals = 0
+
+    def _keep_totals(self, t_final: float, fields: dict) -> None:
+        """Append a solve's step fields (its final time [yr] as the key)."""
+        if self._n_totals == self._totals.shape[0]:
+            grown = np.empty((max(16, 2 * self._n_totals), self._totals.shape[1]))
+            grown[: self._n_totals] = self._totals[: self._n_totals]
+            self._totals = grown
+        self._totals[self._n_totals] = [t_final, *(fields[k] for k in STEP_FIELDS)]
+        self._n_totals += 1
+
+    def _totals_by_time(self) -> dict[float, np.ndarray]:
+        """``{final time [yr]: step fields}`` of the solves whose fields were computed (a
+        later solve with the same final time replaces an earlier one)."""
+        rows = self._totals[: self._n_totals]
+        return {float(r[0]): r[1:] for r in rows}
 
     def eos(self, inputs, options) -> EnthalpyEOS:
-        """The NumPy EOS of ``inputs`` (rebuilt when the table object or the blend width
-        changes; the solver keeps one table object per table set across resets)."""
+        """The NumPy EOS of ``inputs`` (rebuilt when a table array or the blend width
+        changes; a reset rebuilds the table container around the same arrays, so the key is
+        the arrays' identity, not the container's)."""
         width = None if options.constant_properties else float(inputs.material.smooth_width)
-        key = (id(inputs.eos), width, options.constant_properties)
+        key = (tuple(id(leaf) for leaf in jax.tree_util.tree_leaves(inputs.eos)), width, options.constant_properties)
         if self._eos is None or self._eos[0] != key:
-            # the inputs are kept with the key so that id(inputs.eos) is not reused meanwhile;
-            # the tables copied to the host in one go (EnthalpyEOS slicing device arrays leaf by
+            # the inputs are kept with the key so that the ids are not reused meanwhile; the
+            # tables copied to the host in one go (EnthalpyEOS slicing device arrays leaf by
             # leaf dispatched one small JAX program per slice: 0.2-0.4 s on the first call)
             host = jax.device_get(inputs.eos)
             self._eos = (key, EnthalpyEOS(host, width, options.constant_properties), inputs)
@@ -205,35 +286,43 @@ class EnergyBook:
         return {"E_state": float(np.sum(d.rho * np.asarray(mesh.volume_stag) * h)),
                 "E_state_cons": float(np.sum(np.asarray(mesh.mass_stag) * h))}
 
-    def step_fields(self, records, bind, options, solve_key, trace=None) -> dict:
+    def step_fields(self, records, bind, options, solve_key, trace=None, end=None, calls=None) -> dict:
         """The :data:`STEP_FIELDS` of the latest solve (zeros before the first solve or for
         an empty window).
 
         Args:
-            records: the solver's ``(t [nondimensional], y (K, n), inputs)`` per solve, the
-                latest with every output time.
+            records: the solver's :class:`~aragog.solver._records.SolveRecords` (the latest
+                solve's output times [yr] (K,), states (K, n) and inputs; the final state
+                and inputs of the solve before it).
             bind: ``bind(inputs)`` -> a bound program set with ``call("diagnostics", t, y)``.
             solve_key: an object that identifies the latest solve (compared with ``is``; the
                 result is cached under it).
             trace: the latest solve's step ends ``(t (M,), y (M, n))`` (the integrator's
                 ``result.trace``), added to the quadrature nodes; ``None``: output times only.
+            end: ``(t, y, inputs, Diagnostics)`` of a state the caller has evaluated: used
+                for the window's last state when it is that state (same time, state and
+                inputs), instead of evaluating it again.
+            calls: the solver's ``{program: ProgramStats}`` (:func:`node_powers`).
         """
         if self._step is not None and self._step[0] is solve_key:
             return self._step[1]
         out = dict.fromkeys(STEP_FIELDS, 0.0)
-        if records and len(records[-1][0]) >= 2:
-            t_rec, y_rec, inp = records[-1]
+        if records and len(records.latest[0]) >= 2:
+            t_rec, y_rec, inp = records.latest
             bound = bind(inp)
-            ends = [bound.call("diagnostics", float(t_rec[k]), y_rec[k]) for k in (0, -1)]
+            first = bound.call("diagnostics", float(t_rec[0]), y_rec[0])
+            if (end is not None and end[2] is inp and float(end[0]) == float(t_rec[-1])
+                    and np.array_equal(end[1], y_rec[-1])):
+                last = end[3]
+            else:
+                last = bound.call("diagnostics", float(t_rec[-1]), y_rec[-1])
             t, y = (t_rec, y_rec) if trace is None or len(trace[0]) == 0 else _merge_nodes(t_rec, y_rec, trace)
-            if _has_program(bound, "powers"):  # one small array per output time
-                P = np.array([bound.call("powers", float(tk), yk) for tk, yk in zip(t, y)], dtype=np.float64)
-            else:  # compile_mode "blocks": from the full diagnostics
-                P = powers([bound.call("diagnostics", float(tk), yk) for tk, yk in zip(t, y)])
-            out.update(self.window_fields(np.asarray(t) * float(inp.scales.t), ends, inp, options, P))
-            if len(records) >= 2:
-                out["step_dE_compression_J"] = self.compression_since(records[-2], inp, bind, options)
-            self._totals[float(t_rec[-1])] = out
+            P = node_powers(bound, t, y, calls)
+            out.update(self.window_fields(np.asarray(t) * float(inp.scales.t), [first, last], inp, options, P))
+            previous = records.previous_final()
+            if previous is not None:
+                out["step_dE_compression_J"] = self.compression_since(previous, inp, bind, options)
+            self._keep_totals(float(t_rec[-1]), out)
         self._step = (solve_key, out)
         return out
 
@@ -274,9 +363,12 @@ class EnergyBook:
         """
         n = len(rows)
         out = {k: np.full(n, np.nan) for k in STEP_FIELDS}
+        totals = self._totals_by_time()
         for i, (t, _, _) in enumerate(rows[: n - n_latest]):
-            for k, v in self._totals.get(float(t), {}).items():
-                out[k][i] = v
+            row = totals.get(float(t))
+            if row is not None:
+                for k, v in zip(STEP_FIELDS, row):
+                    out[k][i] = v
         latest = rows[n - n_latest:]
         if latest:
             inp = latest[-1][2]
@@ -294,6 +386,7 @@ class EnergyBook:
                 out[k][n - n_latest:] = np.concatenate([[0.0], inc[:, j]])
             out["step_dE_state_heat_J"][n - n_latest:] = np.concatenate([[0.0], heat])
             out["step_dE_compression_J"][n - n_latest:] = 0.0
-            totals = self._totals.get(float(latest[-1][0]), {})
-            out["step_dE_compression_J"][n - n_latest] = totals.get("step_dE_compression_J", np.nan)
+            row = totals.get(float(latest[-1][0]))
+            out["step_dE_compression_J"][n - n_latest] = (
+                np.nan if row is None else row[STEP_FIELDS.index("step_dE_compression_J")])
         return out

@@ -36,8 +36,8 @@ from aragog.solver._programs import fused_programs
 from aragog.solver._output import SolverOutput
 from aragog.solver._problems import NoJacobian, ProgressProbe, SolveProgress, WallClockLimit
 from aragog.solver._history import run_history
-from aragog.solver._results import (LastSolve, history_rows, join_state, output_fields, split_state, state_key,
-                                   trim_records)
+from aragog.solver._records import SolveRecords
+from aragog.solver._results import LastSolve, history_rows, join_state, output_fields, split_state, state_key
 from aragog.solver._step_caps import step_cap_event
 from aragog.solver._table_edge import STATUS_OUTSIDE_TABLES, TableEdge
 
@@ -96,7 +96,7 @@ class EntropySolver:
         self._dSdr_cmb: float | None = None  # energy-balance slot [J/kg/K/m]
         self._T_core: float | None = None  # bower2018 slot [K]; None: the bottom cell's T
         self._time: float | None = None  # model time of the state [yr]
-        self._records: list[tuple[np.ndarray, np.ndarray, object]] = []  # (t yr, y, inputs)
+        self._records = SolveRecords()  # the solves since initialize(), as the history needs them
         self._trace: tuple[np.ndarray, np.ndarray] | None = None  # the latest solve's step ends
         self._edges: tuple | None = None  # (table object, its TableEdge)
         self._last: LastSolve | None = None  # the last solve's end (None: none since initialize)
@@ -472,8 +472,7 @@ class EntropySolver:
                     y_out = np.vstack([y_out, y_event])
                 else:
                     y_out = np.vstack([y_out[:-1], y_event])
-        trim_records(self._records)  # every output time of the latest solve only
-        self._records.append((np.asarray(t_out, dtype=np.float64), np.asarray(y_out), self._inputs))
+        self._records.add(t_out, y_out, self._inputs)  # earlier solves keep their final state only
         self._trace = None if result is None else result.trace  # the energy budget's nodes
         if len(t_out) > 0:  # a failed solve still moves to the last state reached
             S, slot = self._split(y_final)
@@ -516,10 +515,12 @@ class EntropySolver:
         """The current state as a :class:`SolverOutput` (after :meth:`solve`, its status).
 
         ``energy_budget=True`` also fills ``E_state``, ``E_state_cons`` and the ``step_*``
-        energies of the last solve (docs/output.md, "Energy budget"; None otherwise). They
-        cost one call of the small "powers" program per output time of the solve plus NumPy
-        quadratures, ~11 ms at 60 cells and 65 output times, so a coupling loop asks only if
-        it uses them.
+        energies of the last solve (docs/output.md, "Energy budget"; None otherwise),
+        computed once per solve. They cost one call of the small "powers" program per
+        quadrature node of the solve (its output times, and its steps where a boundary flux
+        depends on the state) plus NumPy quadratures, about 6.5 ms at 60 cells and 65 output
+        times against 0.3 ms without them (docs/solver.md, "What get_state costs"), so a
+        coupling loop asks only if it uses them.
         """
         return self._state(energy_budget)[0]
 
@@ -538,7 +539,8 @@ class EntropySolver:
         if energy_budget:
             energy = self._energy.state_fields(d, self._inputs, self._options)
             energy.update(self._energy.step_fields(self._records, self._bind, self._options, self._last,
-                                                   trace=self._trace))
+                                                   trace=self._trace, end=(t, y, self._inputs, d),
+                                                   calls=self._calls))
         return SolverOutput(
             time=float(t), status=last.status, message=last.message, dt_actual=float(last.t_final - last.t0),
             **output_fields(d, self._inputs, self._options),
@@ -570,8 +572,10 @@ class EntropySolver:
     @in_float64
     def history(self):
         """The run so far as an :class:`aragog.io.RunHistory`: every output time of the latest
-        solve and the final state of each earlier solve since :meth:`initialize` (so memory
-        stays bounded over thousands of coupling solves); profiles at ``output.snapshots``
+        solve and the final state of each earlier solve since :meth:`initialize`, each
+        evaluated with the inputs of its own solve (what the solver keeps for an earlier
+        solve: its final state and the inputs that changed, about 0.6 KB at 60 nodes;
+        docs/solver.md, "Memory of a long coupling loop"); profiles at ``output.snapshots``
         times. Write it with :func:`aragog.io.write_netcdf` (``write_netcdf(path,
         solver.history())``). Rows from :func:`aragog.solver._results.history_rows`,
         assembled by :func:`aragog.solver._history.run_history`."""
@@ -580,7 +584,7 @@ class EntropySolver:
         last = self._last or LastSolve(status=0, message="", t0=0.0, t_final=0.0)
         res, sp = last.result, self._params.solver
         rows = history_rows(self._records, self._bind, self._options, self._energy)
-        return run_history(*rows, self._records[-1][2].mesh, self._params, status=last.status,
+        return run_history(*rows, self._records.latest[2].mesh, self._params, status=last.status,
                            message=last.message, integrator=res.integrator if res else METHODS[sp.method])
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LastSolve", "output_fields", "history_rows", "split_state", "join_state", "state_key", "trim_records"]
+__all__ = ["LastSolve", "output_fields", "history_rows", "split_state", "join_state", "state_key"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,21 +61,22 @@ def output_fields(d, inputs, options) -> dict:
 
 
 def history_rows(records, bind, options, energy) -> tuple[np.ndarray, list[dict], dict]:
-    """``(times, outputs, step_scalars)`` of the solver's ``records`` (``(t, y, inputs)`` per
-    solve, oldest first): every output time [yr], the :class:`SolverOutput` fields and
+    """``(times, outputs, step_scalars)`` of the solver's ``records`` (a
+    :class:`~aragog.solver._records.SolveRecords`: ``(t, y, inputs)`` per solve, oldest
+    first): every output time [yr], the :class:`SolverOutput` fields and
     energy state fields at each (:func:`output_fields`), and the energy step fields as time
     series. ``bind(inputs)`` gives the programs bound to those inputs, ``energy`` is the
     solver's :class:`aragog.solver._budget.EnergyBook`. :func:`aragog.solver._history.run_history`
     makes a run history of them."""
     rows = []
-    for t_arr, y_arr, inp in records:
+    for t_arr, y_arr, inp in records.solves():
         bound = bind(inp)
         for t, y in zip(t_arr, y_arr):
             rows.append((float(t), bound.call("diagnostics", float(t), y), inp))
     outputs = [output_fields(d, inp, options) for _, d, inp in rows]
     for o, (_, d, inp) in zip(outputs, rows):
         o.update(energy.state_fields(d, inp, options))
-    steps = energy.history_fields(rows, len(records[-1][0]), options)
+    steps = energy.history_fields(rows, len(records.latest[0]), options)
     return np.array([r[0] for r in rows]), outputs, steps
 
 
@@ -105,12 +106,3 @@ def state_key(scales, options, dSdr_cmb, T_core) -> tuple:
     """What, besides the entropy, maps a state to the integrator's vector (:func:`join_state`)."""
     return (float(scales.S), float(scales.dSdr), float(scales.T), bool(options.energy_balance),
             bool(options.core_temperature_slot), dSdr_cmb, T_core)
-
-
-def trim_records(records: list) -> None:
-    """Keep only the final state of the latest ``(t, y, inputs)`` record, before a new solve
-    appends its own: the history holds every output time of the latest solve and the final
-    state of earlier ones (bounded memory over 10^4 coupling solves)."""
-    if records:
-        t_prev, y_prev, inp_prev = records[-1]
-        records[-1] = (t_prev[-1:], y_prev[-1:], inp_prev)
