@@ -81,6 +81,7 @@ class _Segment:
         self.t = _Growing(())
         self.y = _Growing((n,))
         self.values: _Growing | None = None
+        self._same_inputs = None  # the inputs of every solve when nothing changes (built once)
 
     def accepts(self, treedef, leaves: list, n: int) -> tuple[int, ...] | None:
         """The indices of the changed leaves if a solve with these leaves fits (else ``None``)."""
@@ -113,12 +114,16 @@ class _Segment:
         return self.t.size
 
     def inputs(self, j: int):
-        """The inputs of the segment's ``j``-th solve (changed leaves rebuilt from their values)."""
+        """The inputs of the segment's ``j``-th solve (changed leaves rebuilt from their values;
+        one object for every solve of a segment in which nothing changed)."""
+        if not self.varying:
+            if self._same_inputs is None:
+                self._same_inputs = jax.tree_util.tree_unflatten(self.treedef, list(self.leaves))
+            return self._same_inputs
         leaves = list(self.leaves)
-        if self.varying:
-            row = self.values.view()[j]
-            for i, (start, size) in zip(self.varying, self.offsets):
-                leaves[i] = row[start:start + size].reshape(np.shape(self.leaves[i])).copy()
+        row = self.values.view()[j]
+        for i, (start, size) in zip(self.varying, self.offsets):
+            leaves[i] = row[start:start + size].reshape(np.shape(self.leaves[i])).copy()
         return jax.tree_util.tree_unflatten(self.treedef, leaves)
 
 

@@ -69,8 +69,10 @@ def history_rows(records, bind, options, energy) -> tuple[np.ndarray, list[dict]
     solver's :class:`aragog.solver._budget.EnergyBook`. :func:`aragog.solver._history.run_history`
     makes a run history of them."""
     rows = []
+    bound, bound_inp = None, None
     for t_arr, y_arr, inp in records.solves():
-        bound = bind(inp)
+        if inp is not bound_inp:  # solves with the same inputs object share one binding
+            bound, bound_inp = bind(inp), inp
         for t, y in zip(t_arr, y_arr):
             rows.append((float(t), bound.call("diagnostics", float(t), y), inp))
     outputs = [output_fields(d, inp, options) for _, d, inp in rows]
