@@ -42,7 +42,7 @@ def _exact(t: float, y0: np.ndarray) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def pair():
-    from aragog.solver._jitpair import JitPair
+    from aragog.solver import JitPair
 
     return JitPair(_forced_diffusion, N, {"D": np.float64(D)}, 1, 1, corrector=(4, True), name="test_newton")
 
@@ -75,7 +75,7 @@ def test_one_crossing_per_step_attempt(pair):
     """The problem's rhs program is called by CVODE itself only to start (its first
     derivative and first step size: a handful of calls), and the corrector once per step
     attempt (steps + failed attempts), never the Jacobian program."""
-    from aragog.solver._program_stats import ProgramStats
+    from aragog.solver import ProgramStats
 
     calls = {name: ProgramStats() for name in ("rhs", "jac", "corrector")}
     bound = pair.bind({"D": np.float64(D)}, calls)
@@ -115,7 +115,7 @@ def test_a_non_finite_right_hand_side_fails_the_solve_with_a_message():
     the state is the last one reached (before 0.5)."""
     import jax.numpy as jnp
 
-    from aragog.solver._jitpair import JitPair
+    from aragog.solver import JitPair
 
     def rhs(t, y, args):
         return jnp.where(t > 0.5, jnp.nan, 1.0) * _forced_diffusion(t, y, args)
@@ -141,7 +141,9 @@ def test_compiled_needs_a_corrector_program():
 def test_operation_slots_are_read_from_the_library():
     """Where gettype, solve, setsysfn and the two counters sit in this SUNDIALS's operations
     table: five distinct slots, each reached by exactly its generic call."""
+    # private: the operations-table reader is the CVODE binding's own
     from aragog.solver.backends._cvode_newton import operation_slots
+    # private: the binding's library loader, to read its table
     from aragog.solver.backends._sundials import load_library
 
     slots = operation_slots(load_library())
@@ -171,7 +173,8 @@ def test_auto_runs_the_compiled_solve_from_when_it_is_ready():
 
     from aragog import EntropySolver, load_config
 
-    over = {"mesh.number_of_nodes": 11, "solver.end_time": 5.0, "solver.jax_cache_dir": "none"}
+    over = {"mesh.number_of_nodes": 11, "solver.end_time": 5.0, "solver.jax_cache_dir": "none",
+            "solver.newton": "auto"}
     solver = EntropySolver(load_config(TOY_EARTH, overrides=over))
     solver.initialize()
     modes = []

@@ -61,6 +61,10 @@ def test_stages_write_what_they_measure(tool, tmp_path, capsys):
     for case in rep["cases"]:
         assert case["nodes"] == 8 and len(case["rows"]) == 4 and case["all_status_0"]
         assert not case["retraced"] and all(v == [0, 0] for v in case["new_after_first"].values())
+        # the compiled Newton solve may be built once after the first solve (in the
+        # background from the second: docs/solver.md, "One compiled call per step")
+        assert set(case["built_after_first"]) <= {"corrector"}
+        assert all(v == [1, 1] for v in case["built_after_first"].values())
         for row in case["rows"]:
             assert positive_int(row["nfev"]) and positive_int(row["nsteps"]) and row["njev"] >= 0
         for row in case["rows"][1:]:

@@ -117,7 +117,7 @@ def scenarios(demo_end: float | None) -> dict[str, Scenario]:
 
 
 # ------------------------------------------------------------------------------ running --
-def make_solver(sc: Scenario, output_points: int, newton: str = "auto"):
+def make_solver(sc: Scenario, output_points: int, newton: str = "callbacks"):
     """A solver for the scenario, initialised (its programs compiled once, then reused by
     every integrator and tolerance: method, Jacobian and tolerances are not static);
     ``newton``: ``solver.newton`` (docs/solver.md, "One compiled call per step")."""
@@ -207,7 +207,7 @@ def counters(case: dict) -> dict:
     return {k: case[k] for k in keys if k in case}
 
 
-def run_scenario(sc: Scenario, tols, ref_tol: float, ref_methods, output_points: int, newton: str = "auto") -> dict:
+def run_scenario(sc: Scenario, tols, ref_tol: float, ref_methods, output_points: int, newton: str = "callbacks") -> dict:
     """Reference (two integrators at ``ref_tol``) and every integrator x tolerance."""
     t0 = time.perf_counter()
     solver = make_solver(sc, output_points, newton)
@@ -354,7 +354,7 @@ def main(argv=None) -> int:
                          "the second checks it")
     ap.add_argument("--demo-end", type=float, help="shorten demo and rtmelt to this end time [yr]")
     ap.add_argument("--output-points", type=int, default=5, help="output times compared per single solve")
-    ap.add_argument("--newton", choices=("auto", "compiled", "callbacks"), default="auto",
+    ap.add_argument("--newton", choices=("auto", "compiled", "callbacks"), default="callbacks",
                     help="solver.newton of every solve (the compiled Newton solve or SUNDIALS' own)")
     ap.add_argument("--report", metavar="JSON", help="print the tables of a saved --json file (runs nothing)")
     args = ap.parse_args(argv)

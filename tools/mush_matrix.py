@@ -134,7 +134,7 @@ def local_minimum_melt_fraction(S: np.ndarray, S_sol: np.ndarray, S_liq: np.ndar
     return float(vals.min()) if vals.size else math.inf
 
 
-def run_case(case: Case, variant: str, spider_dir: Path, max_steps: int = 100000, newton: str = "auto") -> dict:
+def run_case(case: Case, variant: str, spider_dir: Path, max_steps: int = 100000, newton: str = "callbacks") -> dict:
     """One run; the result as a JSON-able dict (``newton``: ``solver.newton``)."""
     from aragog import EntropySolver, load_config
 
@@ -192,7 +192,7 @@ def main(argv=None) -> int:
     ap.add_argument("--variants", default="on,no-mix,no-sep")
     ap.add_argument("--spider-dir", default=str(DEFAULT_SPIDER_DIR))
     ap.add_argument("--json", default=None, help="write the rows here")
-    ap.add_argument("--newton", choices=("auto", "compiled", "callbacks"), default="auto",
+    ap.add_argument("--newton", choices=("auto", "compiled", "callbacks"), default="callbacks",
                     help="solver.newton (the compiled Newton solve or SUNDIALS' own)")
     args = ap.parse_args(argv)
 

@@ -199,11 +199,6 @@ class EntropySolver:
                     and s.compile_mode == "fused")
         return "corrector" if compiled else "jac"
 
-    @classmethod
-    def _newton_programs(cls, params) -> tuple[str, ...]:
-        """The corrector among the programs a solve of ``params`` uses, or nothing."""
-        return ("corrector",) if cls._newton_program(params) == "corrector" else ()
-
     def _newton_now(self, newton: str) -> str:
         """``solver.newton`` for this solve. "auto" runs the compiled Newton solve once its
         program is ready: loaded from the store with the others, or compiled in the
@@ -244,8 +239,7 @@ class EntropySolver:
         params = (self._params if params is None else params).validate()
         mode, options, _, inputs, key = self._derive(params)
         return mode == "fused" and programs_in_cache(fused_programs(options, inputs, store=store_key(key)),
-                                                     ("rhs", "jac", *self._newton_programs(params),
-                                                      *self._background_programs),
+                                                     ("rhs", "jac", *self._background_programs),
                                                      params.solver.jax_cache_dir)
 
     @in_float64

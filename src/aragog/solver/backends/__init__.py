@@ -81,7 +81,7 @@ logger = logging.getLogger("aragog.solver.backends")
 
 
 def _cvode(problem, t_eval, y0, *, rtol, atol, max_steps, event, linsolver, first_step, max_step,
-           nonlin_conv_coef, newton_check, warm, trace, newton="auto") -> IntegrationResult:
+           nonlin_conv_coef, newton_check, warm, trace, newton) -> IntegrationResult:
     from aragog.solver.backends._cvode import integrate_cvode
 
     extra = {} if nonlin_conv_coef is None else {"nonlin_conv_coef": float(nonlin_conv_coef)}
@@ -94,7 +94,7 @@ def _cvode(problem, t_eval, y0, *, rtol, atol, max_steps, event, linsolver, firs
 
 def _scipy(name: str) -> Backend:
     def run(problem, t_eval, y0, *, rtol, atol, max_steps, event, linsolver, first_step, max_step,
-            nonlin_conv_coef, newton_check, warm, trace, newton="auto") -> IntegrationResult:
+            nonlin_conv_coef, newton_check, warm, trace, newton) -> IntegrationResult:
         # scipy imports on first use, so that importing this package stays light
         from aragog.solver.backends._scipy_ivp import integrate_scipy
 
