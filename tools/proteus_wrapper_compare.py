@@ -17,7 +17,8 @@ upstream / ours; the call's window, Φ before and after, status and solve attemp
 marked ``C`` are crystallisation calls (the global melt fraction falls through 0.5 within
 the call, in either code); ``M`` marks the call with the largest solve time. Totals over
 all calls and over the evolving (ic = 2) calls. ``--json`` writes that table; ``--cpu``
-makes it the process's CPU time (all threads), which other processes' load hardly moves.
+makes it the process's CPU time (all threads: with the wall time, how many cores a call
+used). Both grow when other processes share the machine: the load-average line says so.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ PHI_CRYST = 0.5  # a call whose Phi_global falls through this is a crystallisati
 def call_times(c: dict, cpu: bool = False) -> dict:
     """A call's four times [s]: from its ``timing`` block, or only the total (``wall_s``) in
     records made before the tool timed the solver's methods. ``cpu``: the process's CPU
-    time instead of wall time (all threads; barely moved by other processes' load)."""
+    time instead of wall time (all threads)."""
     t = c.get("timing") or {}
     if cpu:
         total, solve, state = num(t.get("process_cpu_s")), num(t.get("solve_cpu_s")), num(t.get("get_state_cpu_s"))

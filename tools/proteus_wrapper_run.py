@@ -61,10 +61,12 @@ Per call the record holds, besides the helpfile fields, ``wall_s`` (the whole
 attempt of the wrapper's retry ladder), ``get_state_s`` (inside ``get_state()``),
 ``wrapper_s`` = ``total_s`` - both (PROTEUS's own work, with the solver's ``reset`` and
 ``initialize`` itemised in ``in_wrapper_s``), ``solve_attempts`` and per attempt its
-window, times and status; ``process_cpu_s`` (the call's), ``solve_cpu_s``,
-``get_state_cpu_s`` and ``loadavg_1min`` (before, after) to see whether other processes
-shared the machine (CPU times hardly move with them; wall times do); ``window_yr`` the window first asked,
-``Phi_in`` the global melt fraction the call starts from. tools/proteus_wrapper_compare.py
+window, times and status; ``process_cpu_s`` (the call's), ``solve_cpu_s`` and
+``get_state_cpu_s`` (all threads: beside the wall time, how many cores a call kept busy)
+and ``loadavg_1min`` (before, after: whether other processes shared the machine; they
+move wall and CPU times alike, a multi-threaded solve's by up to 2x on 2 cores);
+``window_yr`` the window first asked, ``Phi_in`` the global melt fraction the call
+starts from. tools/proteus_wrapper_compare.py
 prints them side by side (issue 37, item 5). PROTEUS's own windows, as a PROTEUS run
 would take them::
 
@@ -784,8 +786,8 @@ def main(argv=None):
                 signal.setitimer(signal.ITIMER_REAL, 0)
             rec["wall_s"] = time.perf_counter() - t0
             rec["timing"] = timer.report(rec["wall_s"])
-            # contention check: this process's CPU time over the call, and the 1-min load
-            # average before and after it (other processes on the machine inflate wall times)
+            # this process's CPU time over the call (all threads), and the 1-min load average
+            # before and after it (other processes on the machine inflate the call's times)
             rec["timing"]["process_cpu_s"] = time.process_time() - cpu0
             rec["timing"]["loadavg_1min"] = [load_in, os.getloadavg()[0]]
             solver = interior_o.aragog_solver
