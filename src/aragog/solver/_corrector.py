@@ -87,6 +87,15 @@ class CorrectorLayout(NamedTuple):
     ml: int
     mu: int
 
+    def info_index(self, field: str) -> int:
+        """Where ``field`` (one of :data:`INFO_FIELDS`) sits in the program's info vector."""
+        return INFO_FIELDS.index(field)
+
+    @property
+    def flag_rhs(self) -> int:
+        """The info vector's ``flag`` for a non-finite right-hand side (:data:`FLAG_RHS`)."""
+        return FLAG_RHS
+
     @property
     def held_rows(self) -> int:
         return self.n + self.ml + self.mu + 3

@@ -117,7 +117,7 @@ class ProgressProbe:
     def _corrector(self, t, y_pred, vectors, scalars, held):
         out = self._problem.corrector(t, y_pred, vectors, scalars, held)
         info = np.asarray(out[2])
-        self.rhs_calls += int(info[4])  # the right-hand sides it evaluated
+        self.rhs_calls += int(info[self.corrector_layout.info_index("rhs")])  # the right-hand sides it evaluated
         now = time.perf_counter()
         if now >= self._next:
             self.send(float(t), y_pred + np.asarray(out[0]), now)

@@ -203,6 +203,11 @@ class CompiledNewton:
         self._gamma, self._rl1 = _real(), _real()
         self._ypred, self._yn, self._fn, self._zn1, self._user = _ptr(), _ptr(), _ptr(), _ptr(), _ptr()
         self._y = np.empty(n)
+        # the program's info vector, by name (the layout knows its order)
+        at = layout.info_index
+        self._at_flag, self._at_crate, self._at_delp = at("flag"), at("crate"), at("delp")
+        self._counts = slice(at("iters"), at("conv_fails") + 1)  # the seven counters, in self.counts' order
+        self._flag_rhs = layout.flag_rhs
         self._system_data = tuple(ctypes.byref(x) for x in (self._t, self._ypred, self._yn, self._fn, self._gamma,
                                                             self._rl1, self._zn1, self._user))
         self._nst_ref = ctypes.byref(self._nst)
@@ -268,12 +273,12 @@ class CompiledNewton:
             return _SUN_NLS_CONV_RECVR
         self.calls += 1
         info = np.asarray(info)
-        counts = info[3:10]
+        counts = info[self._counts]  # iterations, RHS, Jacobians, setups, checks, failed checks, failed passes
         self.counts += counts
         guard = run.guard
         guard.nfev += int(counts[1])
         self.held = held
-        self.crate, self.delp = float(info[1]), float(info[10])
+        self.crate, self.delp = float(info[self._at_crate]), float(info[self._at_delp])
         if counts[3]:  # factored in this call (the last factorisation's gamma and step)
             self.gamma_p = gamma
             self.nst_setup = nst
@@ -282,10 +287,10 @@ class CompiledNewton:
                 self.nst_jac = nst
         self.solve_iters, self.solve_fails = int(counts[0]), int(counts[6])
         self.last_nst = nst
-        status = int(info[0])
+        status = int(info[self._at_flag])
         self.last_failed = status != 0
         if status != 0:
-            if status == 2:  # FLAG_RHS: record it as the rhs callback would
+            if status == self._flag_rhs:  # record it as the rhs callback would
                 guard._fail("rhs", t, "non-finite value in the right-hand side")
             run.last_t = math.nan
             return _SUN_NLS_CONV_RECVR
