@@ -164,28 +164,38 @@ def test_config_refuses_compiled_newton_where_it_cannot_run():
         load_config(TOY_EARTH, overrides={"solver.newton": "auto", key: value})
 
 
-def test_auto_runs_the_compiled_solve_from_when_it_is_ready():
-    """``solver.newton = "auto"`` in a process whose store does not have the corrector: the
-    first solve runs SUNDIALS' Newton solver (no wait for the corrector's compile), the
-    second starts that compile in the background, and once it is ready the solves run on
-    it, in a new CVODE memory (the nonlinear solver changed)."""
+def test_auto_runs_one_newton_solver_for_every_solve():
+    """``solver.newton = "auto"`` (the default) decides by the config and the CVODE library,
+    never by what happens to be compiled: every solve of a config runs the same Newton
+    solver, from the first one (the corrector is compiled beside the RHS when the solver is
+    built, and the Jacobian program, which it does not call, is not compiled), so two
+    solvers of a config give bitwise-equal results; a config the compiled solve cannot run
+    (blocks) runs SUNDIALS' Newton solver on every solve."""
     from _configs import TOY_EARTH
 
     from aragog import EntropySolver, load_config
+    from aragog.solver import clear_shared_programs
 
-    over = {"mesh.number_of_nodes": 11, "solver.end_time": 5.0, "solver.jax_cache_dir": "none",
-            "solver.newton": "auto"}
-    solver = EntropySolver(load_config(TOY_EARTH, overrides=over))
-    solver.initialize()
-    modes = []
-    for i in range(3):
-        p = solver.parameters
-        p.solver.start_time, p.solver.end_time = 5.0 * i, 5.0 * (i + 1)
-        solver.reset()
-        solver.solve()
-        assert solver.get_state().status == 0
-        modes.append(solver.integration_result.info["newton"])
-        solver.wait_for_programs()  # the background compile the second solve started
-    assert modes == ["callbacks", "callbacks", "compiled"]
-    assert solver.integration_result.info["warm_start"] == "new"
-    assert solver.jit_stats["corrector"]["compiles"] == 1
+    clear_shared_programs()  # this process's programs of the config: compiled here, counted below
+    over = {"mesh.number_of_nodes": 11, "solver.end_time": 5.0, "solver.jax_cache_dir": "none"}
+    assert load_config(TOY_EARTH, overrides=over).solver.newton == "auto"
+    for extra, expect in (({}, "compiled"), ({"solver.compile_mode": "blocks"}, "callbacks")):
+        ends = []
+        for _ in range(2):
+            solver = EntropySolver(load_config(TOY_EARTH, overrides={**over, **extra}))
+            solver.initialize()
+            modes = []
+            for i in range(2):
+                p = solver.parameters
+                p.solver.start_time, p.solver.end_time = 5.0 * i, 5.0 * (i + 1)
+                solver.reset()
+                solver.solve()
+                assert solver.get_state().status == 0
+                modes.append(solver.integration_result.info["newton"])
+            assert modes == [expect, expect]
+            ends.append(np.asarray(solver.integration_result.y_final))
+            if expect == "compiled" and len(ends) == 1:  # the first solver compiled the programs
+                stats = solver.jit_stats
+                assert stats["corrector"]["compiles"] + stats["corrector"]["loads"] >= 1
+                assert stats["jac"]["compiles"] == stats["jac"]["loads"] == 0
+        np.testing.assert_array_equal(ends[0], ends[1])

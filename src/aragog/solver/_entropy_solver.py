@@ -23,7 +23,7 @@ import numpy as np
 from aragog._jax import in_float64
 from aragog.eos._host import entropy_of_temperature
 from aragog.errors import AragogError, ConfigError
-from aragog.solver.backends import METHODS, integrate
+from aragog.solver.backends import METHODS, compiled_newton_runs as _compiled_newton_runs, integrate
 from aragog.solver._budget import EnergyBook, needs_step_trace
 from aragog.solver._derived import Derived, DerivedInputs, derive
 from aragog.solver._output_times import output_times
@@ -193,26 +193,16 @@ class EntropySolver:
     @staticmethod
     def _newton_program(params) -> str:
         """The program CVODE's Newton iteration calls besides the RHS: ``"corrector"`` (its
-        solve in one call, ``solver.newton``) or ``"jac"`` (SUNDIALS' Newton solver)."""
-        s = params.solver
-        compiled = (s.newton != "callbacks" and s.method == "cvode" and s.jacobian == "jax"
-                    and s.compile_mode == "fused")
-        return "corrector" if compiled else "jac"
-
-    def _newton_now(self, newton: str) -> str:
-        """``solver.newton`` for this solve. "auto" runs the compiled Newton solve once its
-        program is ready: loaded from the store with the others, or compiled in the
-        background from the second solve on these programs in this process (a coupling
-        loop, whether it keeps one solver or makes one per call), while SUNDIALS' Newton
-        solver runs the solves before; a process of one solve never compiles it
+        solve in one call, ``solver.newton`` "compiled", or "auto" where the compiled solve
+        can run) or ``"jac"`` (SUNDIALS' Newton solver). Decided by the config and the CVODE
+        library alone, so every solve of a config runs the same Newton solver
         (docs/solver.md, "One compiled call per step")."""
-        if newton != "auto" or self._newton_program(self._params) != "corrector":
-            return newton
-        if self._pair.compiled_program("corrector") is not None:
-            return "auto"
-        if isinstance(self._pair, JitPair) and self._pair.solves > 0:
-            self._pair.compile_in_background("corrector")
-        return "callbacks"
+        s = params.solver
+        if s.newton == "callbacks" or s.method != "cvode" or s.jacobian != "jax" or s.compile_mode != "fused":
+            return "jac"
+        if s.newton == "auto" and not _compiled_newton_runs():
+            return "jac"
+        return "corrector"
 
     def _derive(self, params) -> Derived:
         """What a solve of validated ``params`` runs on (mesh and EOS data cached)."""
@@ -231,7 +221,8 @@ class EntropySolver:
     @in_float64
     def programs_stored(self, params=None) -> bool:
         """Whether every program a solve of ``params`` (default: this solver's) needs — the
-        RHS, the Jacobian and the background programs — is in the persistent cache that
+        RHS, the Newton iteration's (the Jacobian, or the compiled Newton solve) and the
+        background programs — is in the persistent cache that
         ``params`` selects (``solver.jax_cache_dir`` as :meth:`reset` resolves it), so that
         a new process using that cache loads them all without tracing. Reads no entry,
         traces and compiles nothing, changes no setting; the solver's state is untouched.
@@ -239,14 +230,16 @@ class EntropySolver:
         params = (self._params if params is None else params).validate()
         mode, options, _, inputs, key = self._derive(params)
         return mode == "fused" and programs_in_cache(fused_programs(options, inputs, store=store_key(key)),
-                                                     ("rhs", "jac", *self._background_programs),
+                                                     ("rhs", self._newton_program(params),
+                                                      *self._background_programs),
                                                      params.solver.jax_cache_dir)
 
     @in_float64
     def wait_for_programs(self) -> "EntropySolver":
         """Block until the programs that :meth:`reset` started compiling in the background
         (the diagnostics, which otherwise overlap the first integration) are ready and in
-        the persistent cache; the RHS and Jacobian are ready when :meth:`reset` returns.
+        the persistent cache; the RHS and the Newton iteration's program are ready when
+        :meth:`reset` returns.
         ``aragog grid`` calls it so that other workers load every program of a static key
         instead of compiling one again."""
         self._require_inputs()
@@ -446,7 +439,7 @@ class EntropySolver:
             atol = absolute_tolerances(float(sp.atol), len(y0), self._inputs, self._options)
             result = integrate(problem, t_eval, y0, method=method, rtol=float(sp.rtol), atol=atol,
                                max_steps=int(sp.max_steps), event=event, warm=self._warm_start(method),
-                               trace=needs_step_trace(self._options), newton=self._newton_now(sp.newton))
+                               trace=needs_step_trace(self._options), newton=sp.newton)
             t_out, y_out = result.t, result.y
             status, message = result.status, result.message
             t_final, y_final = result.t_final, result.y_final
@@ -476,8 +469,6 @@ class EntropySolver:
             elif slot is not None:
                 self._dSdr_cmb = slot
             self._y_end = (self._state_key(), S.copy(), np.array(y_final, dtype=np.float64))
-        if isinstance(self._pair, JitPair):
-            self._pair.solves += 1  # every solver of the process on these programs counts
         self._last = LastSolve(status=int(status), message=message, t0=t0, t_final=float(t_final),
                                y=np.asarray(y_final), result=result, wall=time.perf_counter() - wall0)
         if probe is not None:

@@ -201,9 +201,6 @@ class JitPair:
             self._programs[key] = _Program(key, self._make_flat(key, fn, treedef, stats, len(more.get(key, ()))),
                                            stats, options.get(key), more.get(key, ()))
         self._background: list[threading.Thread] = []
-        #: solves run on these programs in this process (the solvers count them: the
-        #: compiled Newton solve is compiled from the second one on)
-        self.solves = 0
 
         if not lazy:
             for key in self._programs:
@@ -344,31 +341,26 @@ class JitPair:
     def start(self, background: tuple[str, ...] = ("diagnostics",), newton: str = "jac") -> None:
         """Compile a new pair's programs, overlapping what can overlap on two cores.
 
-        XLA's compile releases the GIL (tracing and lowering do not). So the Jacobian, the
-        longest compile, is traced here and compiled in a thread while this one traces and
-        compiles the RHS; then, once the Jacobian is ready, the diagnostics are traced and
-        compiled in a thread that overlaps the integration (only get_state, the output and
-        the temperature step cap call them, and they wait for it). Started during the
-        Jacobian's compile instead, the diagnostics' compile slowed it down by more than it
-        saved (one XLA compile already uses more than one core at times). A Jacobian in the
-        persistent store is loaded in the thread (loading releases the GIL too) while this
-        one loads or compiles the RHS. With ``newton="corrector"`` (the compiled Newton
-        solve, :mod:`aragog.solver._corrector`) the corrector is loaded beside them when the
-        store has it; it is not compiled here: it contains the RHS and the Jacobian three
-        times over and compiles in about twice their time, which a first solve does not
-        wait for."""
-        # ``newton="corrector"``: the compiled Newton solve is wanted too; when the store
-        # has it, it is loaded beside the others (and the first solve runs on it); else
-        # its compile is left to the caller (:meth:`compile_in_background`)
-        later = tuple(background)
-        if newton == "corrector" and "corrector" in self._programs and self.stored("corrector"):
-            self.compile_in_background("corrector")
-        if not self.stored("jac"):
-            self.prepare("jac")  # trace before the RHS's tracing competes for the GIL
-        self.compile_in_background("jac")
+        XLA's compile releases the GIL (tracing and lowering do not). So the program CVODE's
+        Newton iteration calls besides the RHS (``newton``: ``"jac"``, the Jacobian, for
+        SUNDIALS' Newton solver; ``"corrector"``, the whole Newton solve of a step,
+        :mod:`aragog.solver._corrector`), the longest compile, is traced here and compiled
+        in a thread while this one traces and compiles the RHS; then, once it is ready, the
+        diagnostics are traced and compiled in a thread that overlaps the integration (only
+        get_state, the output and the temperature step cap call them, and they wait for it).
+        Started during the long compile instead, the diagnostics' compile slowed it down by
+        more than it saved (one XLA compile already uses more than one core at times). A
+        program in the persistent store is loaded in the thread (loading releases the GIL
+        too) while this one loads or compiles the RHS. The other of "jac" and "corrector"
+        is compiled when something first calls it."""
+        if newton not in ("jac", "corrector") or newton not in self._programs:
+            raise ValueError(f"JitPair.start: newton must name the pair's 'jac' or 'corrector' program, got {newton!r}")
+        if not self.stored(newton):
+            self.prepare(newton)  # trace before the RHS's tracing competes for the GIL
+        self.compile_in_background(newton)
         self.compile("rhs")
-        self.compile("jac")  # waits for the thread
-        self.compile_in_background(*later)
+        self.compile(newton)  # waits for the thread
+        self.compile_in_background(*background)
 
     def wait_background(self) -> None:
         """Wait for every compile started by :meth:`compile_in_background`."""
@@ -535,7 +527,7 @@ class BoundPair:
         # Device-resident, packed inputs: no host->device transfer of args per call.
         self._inputs = tuple(jax.device_put(x) for x in inputs)
         self.rhs_into = self._make_into("rhs")
-        self.jac_into = self._make_into("jac")
+        self.jac_into = self._first_use_into("jac")  # a solve on the compiled Newton solve never calls it
         #: the corrector program's layout and whether it checks its accepted iterates
         #: (``None``: the pair has no corrector program)
         self.corrector_layout = pair.corrector_layout
@@ -564,6 +556,19 @@ class BoundPair:
 
             self._corrector = corrector
         return self._corrector
+
+    def _first_use_into(self, key: str) -> Callable[[float, np.ndarray, np.ndarray], None]:
+        """:meth:`_make_into` of ``key`` when it is first called (its program is compiled or
+        loaded then, not before)."""
+        made = []
+
+        def into(t, y, out):
+            if not made:
+                made.append(self._make_into(key))
+            made[0](t, y, out)
+
+        into.__name__ = f"{key}_into"
+        return into
 
     def _make_into(self, key: str) -> Callable[[float, np.ndarray, np.ndarray], None]:
         prog = self.pair._program(key)

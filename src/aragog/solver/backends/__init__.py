@@ -42,6 +42,7 @@ from aragog.solver.backends._cvode_warm import WarmStart
 __all__ = [
     "integrate",
     "cvode_available",
+    "compiled_newton_runs",
     "cvode_library_info",
     "IntegrationResult",
     "OdeProblem",
@@ -139,6 +140,19 @@ def cvode_available() -> bool:
     from aragog.solver.backends._sundials import library_available
 
     return library_available()
+
+
+def compiled_newton_runs() -> bool:
+    """Whether CVODE's Newton solve of a step can run as one compiled call here: the CVODE
+    library loads and lets a nonlinear solver of the package's own be attached
+    (``integrate(..., newton="compiled")``; docs/solver.md, "One compiled call per step")."""
+    from aragog.solver.backends._sundials import library_available, load_library
+
+    if not library_available():
+        return False
+    from aragog.solver.backends._cvode_newton import compiled_newton_available
+
+    return compiled_newton_available(load_library())
 
 
 def cvode_library_info() -> dict:

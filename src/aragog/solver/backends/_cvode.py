@@ -542,7 +542,8 @@ def integrate_cvode(
             return rejected(exc)
         if run.newton is not None:  # this integration's problem (its inputs), on the kept matrix
             run.newton.corrector = corrector[0]
-            if mode != "continue":  # CVODE's counters start again: so do the solver's
+            if mode != "continue":  # CVODE starts again: so does the solver, and its counters
+                run.newton.restart()
                 run.newton.mark()
         if mode == "continue":  # the memory's counters run on: report this integration's share
             before = run.counters()

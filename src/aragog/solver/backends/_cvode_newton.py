@@ -185,15 +185,9 @@ class CompiledNewton:
         for name, cb in self._callbacks.items():
             table[slots[name]] = ctypes.cast(cb, _ptr)
         n = layout.n
-        self.held = layout.initial_held()
         self.vectors = np.empty((2, n))
         self.scalars = np.zeros(6)
-        self.delp = 1.0  # CVODE's del_p: carried from one solve to the next, as CVODE does
-        self.crate = 1.0
-        self.gamma_p = math.nan
-        self.nst_setup = self.nst_jac = 0
-        self.last_nst, self.last_failed = -1, False
-        self.solve_iters = self.solve_fails = 0
+        self.restart()
         self.counts = np.zeros(7)  # float: the program's info vector adds to it as it is
         self.calls = 0
         self.seconds = 0.0  # wall time in :meth:`_solve`, the corrector call included
@@ -315,6 +309,18 @@ class CompiledNewton:
         out["CorrectorCalls"] = calls
         out["NewtonSeconds"] = self.seconds - self._baseline[2]
         return out
+
+    def restart(self) -> None:
+        """Forget the held matrix and what CVODE's rules carry from step to step, as a new
+        solver would (with ``CVodeReInit``: a restarted integration is the same as one in a
+        new memory, bit for bit)."""
+        self.held = self.layout.initial_held()
+        self.delp = 1.0  # CVODE's del_p: carried from one step to the next, as CVODE does
+        self.crate = 1.0
+        self.gamma_p = math.nan
+        self.nst_setup = self.nst_jac = 0
+        self.last_nst, self.last_failed = -1, False
+        self.solve_iters = self.solve_fails = 0
 
     def mark(self) -> None:
         """Count from here (CVODE's counters restart with ``CVodeReInit``)."""
