@@ -134,9 +134,7 @@ def test_second_process_loads_every_program_from_the_cache(tmp_path, cold_store)
         assert cold[mode]["status"] == warm[mode]["status"] == 0
         assert warm[mode]["T"] == cold[mode]["T"]  # the same executables: identical results
         cold_built, warm_built = built(cold[mode]["stats"]), built(warm[mode]["stats"])
-        # the Newton iteration's program: the compiled Newton solve (fused, the default) or
-        # the Jacobian SUNDIALS' Newton solver calls (blocks)
-        assert {"corrector" if mode == "fused" else "jac"} <= set(cold_built)
+        assert {"jac"} <= set(cold_built)
         for name, entry in cold_built.items():
             assert entry["compiles"] >= 1 and entry["source"] == "compiled", (mode, name, entry)
         assert set(warm_built) == set(cold_built), mode

@@ -280,8 +280,7 @@ def test_racing_solvers_agree_and_a_later_process_loads_without_tracing(raced_ca
 
     Proves: every racer used the shared cache (none fell back to "not usable"), logged no
     warning (no torn or vanished entry was read from aragog's store), and
-    all three give the same state bit for bit; the fourth loads rhs, the corrector (the
-    compiled Newton solve, the default) and diagnostics
+    all three give the same state bit for bit; the fourth loads rhs, jac and diagnostics
     from aragog's store without tracing (source "disk", traces 0, compiles 0) and gives
     the racers' state bit for bit; no temporary file or directory is left.
 
@@ -298,7 +297,7 @@ def test_racing_solvers_agree_and_a_later_process_loads_without_tracing(raced_ca
     for res in racers[1:]:
         assert res["state"] == racers[0]["state"]
     assert later["state"] == racers[0]["state"]
-    for name in ("rhs", "corrector", "diagnostics"):
+    for name in ("rhs", "jac", "diagnostics"):
         entry = later["stats"][name]
         assert entry["source"] == "disk" and entry["traces"] == 0 and entry["compiles"] == 0, (name, entry)
         for res in racers:  # each racer compiled it or loaded a racer's entry
@@ -377,10 +376,10 @@ def test_corrupt_entries_in_a_shared_directory_cost_a_warning_not_a_run(raced_ca
     assert res["status"] == 0
     assert res["state"] == raced_cache["racers"][0]["state"]
     unusable = [m for m in res["warnings"] if "is unusable" in m]
-    assert len(entries) >= 3  # rhs, corrector, diagnostics: each one is looked up
+    assert len(entries) >= 3  # rhs, jac, diagnostics: each one is looked up
     for entry in entries:
         assert any(entry.name in m for m in unusable), (entry.name, res["warnings"])
-    for name in ("rhs", "corrector", "diagnostics"):
+    for name in ("rhs", "jac", "diagnostics"):
         assert res["stats"][name]["source"] in ("disk", "compiled"), res["stats"][name]
         assert res["stats"][name]["traces"] == 1  # not loaded from the store: traced
 

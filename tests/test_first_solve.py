@@ -163,7 +163,7 @@ def test_first_solve_counts_each_program_once_and_shares_honestly():
     second.solve()
     a, b = first.get_state(), second.get_state()
     assert a.T_magma == b.T_magma
-    for name in ("rhs", "corrector", "diagnostics"):  # the corrector: the default compiled Newton solve
+    for name in ("rhs", "jac", "diagnostics"):
         s1, s2 = first.jit_stats[name], second.jit_stats[name]
         assert (s1["traces"], s1["compiles"], s1["source"]) == (1, 1, "compiled"), (name, s1)
         assert (s2["traces"], s2["compiles"], s2["source"]) == (0, 0, "memory"), (name, s2)

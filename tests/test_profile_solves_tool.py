@@ -76,8 +76,7 @@ def test_stages_write_what_they_measure(tool, tmp_path, capsys):
         assert built and "initial" not in built  # the initial state is NumPy, never compiled
         assert all(v["compiles"] == 1 and v["source"] == "compiled" for v in built.values()), built
         if case["mode"] == "fused":  # kernels of each compiled program of the pair
-            # (the corrector: the compiled Newton solve, solver.newton's default)
-            assert all(positive_int(built[k]["kernels"]) for k in ("rhs", "corrector", "diagnostics")), built
+            assert all(positive_int(built[k]["kernels"]) for k in ("rhs", "jac", "diagnostics")), built
 
     # energy: the first solve and get_state, then 3 coupling steps; the budget closes
     (en,) = report["stages"]["energy"]["cases"]
@@ -131,7 +130,7 @@ def test_first_solve_worker_reports_every_part(tool, capsys):
     assert parts == pytest.approx(out["initialize_s"], rel=1e-9)
     assert out["initialize_s"] + out["solve_s"] == pytest.approx(out["first_solve_s"], rel=1e-9)
     assert out["derive_s"] > 0 and out["initial_state_s"] > 0 and out["first_get_state_s"] > 0
-    for name in ("rhs", "corrector", "diagnostics"):  # the first solve's: the compiled Newton solve's
+    for name in ("rhs", "jac", "diagnostics"):
         prog = out["programs"][name]
         assert prog["source"] == "compiled" and prog["compiles"] == 1 and prog["compile_seconds"] > 0
         assert positive_int(prog["kernels"]) and prog["fusions"] <= prog["kernels"]

@@ -159,7 +159,7 @@ _SOLVER = {
                             "used entries evicted first; 0: no cap)", lo=0),
     "compile_mode": Key("str", "fused", "", "\"fused\": RHS and Jacobian each one XLA program; \"blocks\": structure, thermal and diagnostics submodels compiled as separate shared blocks (docs/solver.md)",
                         choices=("fused", "blocks")),
-    "newton": Key("str", "auto", "", "cvode: how each step's corrector equation is solved: \"compiled\" "
+    "newton": Key("str", "callbacks", "", "cvode: how each step's corrector equation is solved: \"compiled\" "
                   "in one call of a compiled program per step attempt (docs/solver.md, \"One compiled call "
                   "per step\"; needs compile_mode \"fused\" and the JAX Jacobian); \"callbacks\" by SUNDIALS' "
                   "Newton solver calling the right-hand-side and Jacobian programs; \"auto\": compiled where "

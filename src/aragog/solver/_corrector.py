@@ -28,28 +28,35 @@ would run it with a direct linear solver:
   test accepts is taken only when the next correction from it, ``M x' = -G(c)``, also has
   ``||x'|| <= tol``; else the iteration goes on from ``c`` with ``x'`` as its next step;
 - a recoverable failure with a matrix not made from a current Jacobian redoes the solve
-  from ``c = 0`` with a new matrix (a new Jacobian when ``|gamma / gamma_p - 1| < 0.2``,
-  cvLsSetup's rule), as SUNDIALS' Newton solver does;
+  from ``c = 0`` with a new matrix, as SUNDIALS' Newton solver does: a refactorisation of
+  the held Jacobian here, or, when ``|gamma / gamma_p - 1| < 0.2`` (cvLsSetup's rule for a
+  new Jacobian), a return with :data:`FLAG_JAC` so that the caller evaluates the Jacobian
+  and calls again;
 - a non-finite right-hand side is a recoverable failure (CVODE then retries with a smaller
   step).
 
 When a new matrix is due at the start (CVODE's rules, applied by the caller: the first step,
 ``gamma`` moved by 30 %, 20 steps since the last factorisation, after a failed step;
 a new Jacobian after 51 steps or a convergence failure), the caller asks for it with
-``setup`` = 1 (factor ``I - gamma J`` with the held ``J``) or 2 (a new ``J`` at ``(t_n, y_pred)``
-first). The Jacobian is the band one of the problem (``(ml + mu + 1, n)``); the matrix is
+``setup`` = 1 (factor ``I - gamma J`` with the held ``J``) or 2 (the same, with a ``J`` it
+has just evaluated at ``(t_n, y_pred)`` and put in the held matrix: the matrix is then from
+a current Jacobian). The Jacobian is the band one of the problem (``(ml + mu + 1, n)``),
+evaluated by the problem's own Jacobian program: inside this program it would double its
+compile time (XLA's default fusion emitters, which this program needs, compile the
+Jacobian in 2.4 s at 60 cells), for a call more on 5-8 % of the steps. The matrix is
 factored densely by LAPACK's LU with partial pivoting (``n`` is at most a few hundred), and
 the factors are returned to be passed back in: the program holds nothing between calls.
 
-The program is two nested loops: passes (the set-up that is due, then iterations from
-``c = 0``) and, inside, iterations of one residual and one linear solve each, whose first
-part ends the test of the previous update. So the RHS, the Jacobian, the LU and the
-triangular solve each appear once in the program: it compiles in about the time of the
-RHS and the Jacobian programs together (2.2-2.8 s at 60 cells with XLA's older fusion
-emitters, against 4.1-4.6 s for an earlier form that held the RHS twice and used the
-default emitters), and the set-up's branches stay out of the iterations (replayed on 2000
-steps of the demo: 237-250 us a call, against 258-322 us for the earlier form and
-266-286 us with the set-up inside the one loop).
+The program is two nested loops: passes (the factorisation that is due, then iterations
+from ``c = 0``) and, inside, iterations of one residual and one linear solve each, whose
+first part ends the test of the previous update. So the RHS, the LU and the triangular
+solve each appear once in the program, and the set-up's branches stay out of the
+iterations (replayed on 2000 steps of the demo: 237-250 us a call, against 258-322 us for
+an earlier form with the RHS twice and 266-286 us with the set-up inside the one loop).
+It keeps XLA's default fusion emitters: compiled with the older ones (as the RHS and the
+Jacobian programs are), the right-hand side inside its loop came out 2e-10 from the RHS
+program's (1e-13 with the default emitters), the corrections 1e-7 apart, and the mush
+matrix's freezing cases took 28-85 % more steps (docs/solver.md).
 Measured alternatives (docs/solver.md, "One compiled call per step"): the inverse, for one
 matrix-vector product per iteration, from LAPACK (its many-column triangular solve runs
 on OpenBLAS's threads: 16-100 ms for one 80-100 inverse on a busy 2-core machine) or by
@@ -66,14 +73,19 @@ import numpy as np
 from aragog._jax import jax, jnp
 from aragog.solver.backends._band import band_indices
 
-__all__ = ["make_corrector", "lapack_ready", "CorrectorLayout", "FLAG_SUCCESS", "FLAG_CONV", "FLAG_RHS", "INFO_FIELDS",
-           "MAX_ATTEMPTS"]
+__all__ = ["make_corrector", "lapack_ready", "CorrectorLayout", "FLAG_SUCCESS", "FLAG_CONV", "FLAG_RHS", "FLAG_JAC",
+           "INFO_FIELDS", "MAX_ATTEMPTS"]
 
-#: The program's outcome (the ``flag`` entry of its info vector).
-FLAG_SUCCESS, FLAG_CONV, FLAG_RHS = 0, 1, 2
-#: Fields of the info vector the program returns, in order.
+#: The program's outcome (the ``flag`` entry of its info vector): converged; failed to
+#: converge; a non-finite right-hand side; failed with a matrix from an old Jacobian where
+#: CVODE's rule redoes the solve with a new Jacobian, which the caller evaluates (the
+#: Jacobian program is not part of this one) before it calls again with ``setup`` = 2.
+FLAG_SUCCESS, FLAG_CONV, FLAG_RHS, FLAG_JAC = 0, 1, 2, 3
+#: Fields of the info vector the program returns, in order (``jac``: always 0 here, the
+#: caller counts the Jacobians it evaluates; ``passes``: the passes made for this step
+#: attempt, the caller's earlier calls included).
 INFO_FIELDS = ("flag", "crate", "jcur", "iters", "rhs", "jac", "setups", "checks", "checks_failed",
-               "conv_fails", "delp")
+               "conv_fails", "delp", "passes")
 #: At most this many passes (a first one and the redos with a new matrix; cvLsSetup's rule
 #: makes the third pass's Jacobian current at the latest).
 MAX_ATTEMPTS = 3
@@ -85,9 +97,11 @@ class CorrectorLayout(NamedTuple):
     ``ml``, ``mu`` Jacobian bandwidths).
 
     - ``vectors`` ``(2, n)``: ``zn1`` and the error weights ``ewt``;
-    - ``scalars`` ``(6,)``: ``rl1``, ``gamma``, ``tol``, ``crate`` (the convergence rate CVODE
-      carries from step to step), ``setup`` (0, 1 or 2, above) and ``delp`` (the norm of the
-      last correction CVODE's test did not accept, which CVODE also carries on);
+    - ``scalars`` ``(7,)``: ``rl1``, ``gamma``, ``tol``, ``crate`` (the convergence rate CVODE
+      carries from step to step), ``setup`` (0, 1 or 2, above), ``delp`` (the norm of the
+      last correction CVODE's test did not accept, which CVODE also carries on) and the
+      passes already made for this step attempt (by an earlier call that returned
+      :data:`FLAG_JAC`; else 0);
     - ``held`` ``(n + ml + mu + 3, n)``: rows ``0..n-1`` the LU factors of ``M``, then the
       band Jacobian (``ml + mu + 1`` rows), the pivots (as floats) and one row whose first
       entry is ``gamma_p``.
@@ -107,6 +121,21 @@ class CorrectorLayout(NamedTuple):
         return FLAG_RHS
 
     @property
+    def flag_jac(self) -> int:
+        """The info vector's ``flag`` asking for a new Jacobian and a call again (:data:`FLAG_JAC`)."""
+        return FLAG_JAC
+
+    @property
+    def max_attempts(self) -> int:
+        """At most this many passes per step attempt (:data:`MAX_ATTEMPTS`)."""
+        return MAX_ATTEMPTS
+
+    @property
+    def jacobian_rows(self) -> slice:
+        """The rows of the held matrix that hold the band Jacobian."""
+        return slice(self.n, self.n + self.ml + self.mu + 1)
+
+    @property
     def held_rows(self) -> int:
         return self.n + self.ml + self.mu + 3
 
@@ -119,7 +148,7 @@ class CorrectorLayout(NamedTuple):
 
     def abstract_inputs(self) -> tuple:
         sds = jax.ShapeDtypeStruct
-        return (sds((2, self.n), jnp.float64), sds((6,), jnp.float64),
+        return (sds((2, self.n), jnp.float64), sds((7,), jnp.float64),
                 sds((self.held_rows, self.n), jnp.float64))
 
 
@@ -134,13 +163,11 @@ def lapack_ready() -> None:
     jax.jit(jax.lax.linalg.lu).lower(jax.ShapeDtypeStruct((2, 2), jnp.float32))
 
 
-def make_corrector(rhs: Callable, jac_band: Callable, layout: CorrectorLayout, max_iters: int,
-                   check: bool) -> Callable:
+def make_corrector(rhs: Callable, layout: CorrectorLayout, max_iters: int, check: bool) -> Callable:
     """The corrector solve of one CVODE step attempt as a pure JAX function.
 
     Args:
         rhs: ``rhs(t, y, args) -> (n,)`` [1/yr in the state's units].
-        jac_band: ``jac_band(t, y, args) -> (ml + mu + 1, n)``, band storage of d rhs / dy.
         layout: the sizes (:class:`CorrectorLayout`).
         max_iters: Newton iterations per pass (CVODE's ``maxcor``).
         check: whether an accepted iterate is checked (module docstring).
@@ -160,12 +187,13 @@ def make_corrector(rhs: Callable, jac_band: Callable, layout: CorrectorLayout, m
 
     def corrector(t, y_pred, args, vectors, scalars, held):
         zn1, ewt = vectors[0], vectors[1]
-        rl1, gamma, tol, crate0, setup0, delp0 = (scalars[k] for k in range(6))
+        rl1, gamma, tol, crate0, setup0, delp0, passes0 = (scalars[k] for k in range(7))
+        J = held[r_jac:r_end]
 
         def wrms(v):
             return jnp.sqrt(jnp.mean((v * ewt) ** 2))
 
-        def factor(J):
+        def factor():
             dense = jnp.zeros((n, n), J.dtype).at[rows_v, cols_v].set(J[valid])
             lu, pivots, _ = jax.lax.linalg.lu(eye - gamma * dense)
             return lu, pivots.astype(jnp.float64)
@@ -175,13 +203,9 @@ def make_corrector(rhs: Callable, jac_band: Callable, layout: CorrectorLayout, m
             ratio = gamma / gamma_p
             return jnp.where(ratio != 1.0, x * (2.0 / (1.0 + ratio)), x)
 
-        # A pass: the matrix set-up that is due, then Newton iterations from c = 0 until the
-        # pass ends; a failed pass with a matrix not made from a current Jacobian is redone
-        # with a new matrix. One iteration = one residual G(c) and one linear solve: its
-        # first part ends the test of the previous update (the check needs G at the updated
-        # iterate), its second takes the next update. So the RHS, the Jacobian, the LU and
-        # the triangular solve each appear once in the program, and the set-up's branches
-        # stay out of the iterations.
+        # One iteration = one residual G(c) and one linear solve: its first part ends the
+        # test of the previous update (the check needs G at the updated iterate), its
+        # second takes the next update.
         def iterate(p):
             p = dict(p)
             m, counts, lu, pivots, gamma_p = p["m"], p["counts"], p["lu"], p["pivots"], p["gamma_p"]
@@ -219,43 +243,44 @@ def make_corrector(rhs: Callable, jac_band: Callable, layout: CorrectorLayout, m
                      ok0=jnp.where(start, ok, p["ok0"]), f=jnp.where(check & (status == 1), f, jnp.nan))
             return p
 
+        # A pass: the factorisation that is due, then iterations from c = 0 until the pass
+        # ends; a failure with a matrix not made from a current Jacobian is redone with a
+        # new matrix: refactored here, or with a new Jacobian by the caller (FLAG_JAC).
         def attempt(s):
             s = dict(s)
-            setup, counts = s["setup"], s["counts"]
-            new_jac = setup == 2
-            J = jax.lax.cond(new_jac, lambda: jac_band(t, y_pred, args), lambda: s["J"])
+            setup = s["setup"]
             do_factor = setup >= 1
-            lu, pivots = jax.lax.cond(do_factor, lambda: factor(J), lambda: (s["lu"], s["pivots"]))
+            lu, pivots = jax.lax.cond(do_factor, factor, lambda: (s["lu"], s["pivots"]))
             gamma_p = jnp.where(do_factor, gamma, s["gamma_p"])
-            jcur = jnp.where(do_factor, new_jac, s["jcur"])
-            counts = counts.at[2].add(new_jac.astype(jnp.int32)).at[3].add(do_factor.astype(jnp.int32))
+            jcur = jnp.where(do_factor, setup == 2, s["jcur"])
             p = {"status": jnp.int32(0), "m": jnp.int32(0), "c": jnp.zeros(n), "conv": jnp.array(False),
                  "stop": jnp.array(False), "ok0": jnp.array(True), "f": jnp.full(n, jnp.nan),
-                 "crate": jnp.where(do_factor, 1.0, s["crate"]), "delp": s["delp"], "counts": counts,
+                 "crate": jnp.where(do_factor, 1.0, s["crate"]), "delp": s["delp"],
+                 "counts": s["counts"].at[3].add(do_factor.astype(jnp.int32)),
                  "lu": lu, "pivots": pivots, "gamma_p": gamma_p}
             p = jax.lax.while_loop(lambda p: p["status"] == 0, iterate, p)
             status = p["status"]
-            # a failure with a matrix not made from a current Jacobian: again with a new
-            # matrix (SUNNonlinSol_Newton; not after a failed first residual, which it returns)
-            redo = ((status == 2) | ((status == 3) & p["ok0"])) & ~jcur
+            failed = (status == 2) | ((status == 3) & p["ok0"])  # not after a failed first residual
+            redo = failed & ~jcur & (s["k"] + 1 < MAX_ATTEMPTS)
+            new_jacobian = jnp.abs(gamma / gamma_p - 1.0) < _DGMAX_JBAD  # cvLsSetup's rule
             flag = jnp.where(status == 1, FLAG_SUCCESS, jnp.where(status == 3, FLAG_RHS, FLAG_CONV))
-            next_setup = jnp.where(jnp.abs(gamma / gamma_p - 1.0) < _DGMAX_JBAD, 2, 1)
-            return {"running": redo, "k": s["k"] + 1, "setup": next_setup.astype(jnp.int32), "c": p["c"],
-                    "f": p["f"], "flag": flag.astype(jnp.int32), "lu": lu, "pivots": pivots, "J": J,
+            flag = jnp.where(redo & new_jacobian, FLAG_JAC, flag)
+            return {"running": redo & ~new_jacobian, "k": s["k"] + 1, "setup": jnp.int32(1), "c": p["c"],
+                    "f": p["f"], "flag": flag.astype(jnp.int32), "lu": lu, "pivots": pivots,
                     "gamma_p": gamma_p, "crate": p["crate"], "delp": p["delp"], "jcur": jcur,
                     "counts": p["counts"].at[6].add((status != 1).astype(jnp.int32))}
 
         init = {
-            "running": jnp.array(True), "k": jnp.int32(0), "setup": jnp.round(setup0).astype(jnp.int32),
-            "c": jnp.zeros(n), "f": jnp.full(n, jnp.nan), "flag": jnp.int32(FLAG_CONV), "lu": held[:n],
-            "pivots": held[r_end], "J": held[r_jac:r_end], "gamma_p": held[-1, 0], "crate": crate0,
-            "delp": delp0, "jcur": jnp.array(False),
-            "counts": jnp.zeros(7, jnp.int32),  # iters, rhs, jac, setups, checks, checks_failed, conv_fails
+            "running": jnp.array(True), "k": jnp.round(passes0).astype(jnp.int32),
+            "setup": jnp.round(setup0).astype(jnp.int32), "c": jnp.zeros(n), "f": jnp.full(n, jnp.nan),
+            "flag": jnp.int32(FLAG_CONV), "lu": held[:n], "pivots": held[r_end], "gamma_p": held[-1, 0],
+            "crate": crate0, "delp": delp0, "jcur": jnp.array(False),
+            "counts": jnp.zeros(7, jnp.int32),  # iters, rhs, jac (0), setups, checks, checks_failed, conv_fails
         }
         s = jax.lax.while_loop(lambda s: s["running"] & (s["k"] < MAX_ATTEMPTS), attempt, init)
-        held = jnp.concatenate([s["lu"], s["J"], s["pivots"][None, :], jnp.zeros((1, n)).at[0, 0].set(s["gamma_p"])])
+        held = jnp.concatenate([s["lu"], J, s["pivots"][None, :], jnp.zeros((1, n)).at[0, 0].set(s["gamma_p"])])
         info = jnp.concatenate([jnp.stack([s["flag"].astype(jnp.float64), s["crate"], s["jcur"].astype(jnp.float64)]),
-                                s["counts"].astype(jnp.float64), s["delp"][None]])
+                                s["counts"].astype(jnp.float64), jnp.stack([s["delp"], s["k"].astype(jnp.float64)])])
         return s["c"], s["f"], info, held
 
     return corrector

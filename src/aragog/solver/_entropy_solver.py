@@ -221,8 +221,8 @@ class EntropySolver:
     @in_float64
     def programs_stored(self, params=None) -> bool:
         """Whether every program a solve of ``params`` (default: this solver's) needs — the
-        RHS, the Newton iteration's (the Jacobian, or the compiled Newton solve) and the
-        background programs — is in the persistent cache that
+        RHS, the Jacobian, the compiled Newton solve where it runs and the background
+        programs — is in the persistent cache that
         ``params`` selects (``solver.jax_cache_dir`` as :meth:`reset` resolves it), so that
         a new process using that cache loads them all without tracing. Reads no entry,
         traces and compiles nothing, changes no setting; the solver's state is untouched.
@@ -230,7 +230,8 @@ class EntropySolver:
         params = (self._params if params is None else params).validate()
         mode, options, _, inputs, key = self._derive(params)
         return mode == "fused" and programs_in_cache(fused_programs(options, inputs, store=store_key(key)),
-                                                     ("rhs", self._newton_program(params),
+                                                     ("rhs", "jac", *{"corrector": ("corrector",)}.get(
+                                                         self._newton_program(params), ()),
                                                       *self._background_programs),
                                                      params.solver.jax_cache_dir)
 

@@ -181,8 +181,7 @@ class JitPair:
                 raise ValueError("JitPair: the corrector program needs the banded Jacobian")
             self.corrector_layout = CorrectorLayout(self.n, ml_, mu_)
             max_iters, check = corrector
-            functions["corrector"] = make_corrector(rhs_of, jac_of, self.corrector_layout, int(max_iters),
-                                                    bool(check))
+            functions["corrector"] = make_corrector(rhs_of, self.corrector_layout, int(max_iters), bool(check))
             more["corrector"] = self.corrector_layout.abstract_inputs()
         for key, fn in (extra or {}).items():
             if key in _RESERVED:
@@ -344,22 +343,27 @@ class JitPair:
         XLA's compile releases the GIL (tracing and lowering do not). So the program CVODE's
         Newton iteration calls besides the RHS (``newton``: ``"jac"``, the Jacobian, for
         SUNDIALS' Newton solver; ``"corrector"``, the whole Newton solve of a step,
-        :mod:`aragog.solver._corrector`), the longest compile, is traced here and compiled
-        in a thread while this one traces and compiles the RHS; then, once it is ready, the
+        :mod:`aragog.solver._corrector`, with the Jacobian it asks for), the longest
+        compile, is traced here and compiled in a thread (one each) while this one traces
+        and compiles the RHS; then, once it is ready, the
         diagnostics are traced and compiled in a thread that overlaps the integration (only
         get_state, the output and the temperature step cap call them, and they wait for it).
         Started during the long compile instead, the diagnostics' compile slowed it down by
         more than it saved (one XLA compile already uses more than one core at times). A
         program in the persistent store is loaded in the thread (loading releases the GIL
-        too) while this one loads or compiles the RHS. The other of "jac" and "corrector"
+        too) while this one loads or compiles the RHS. "corrector", with ``newton="jac"``,
         is compiled when something first calls it."""
         if newton not in ("jac", "corrector") or newton not in self._programs:
             raise ValueError(f"JitPair.start: newton must name the pair's 'jac' or 'corrector' program, got {newton!r}")
-        if not self.stored(newton):
-            self.prepare(newton)  # trace before the RHS's tracing competes for the GIL
-        self.compile_in_background(newton)
+        # the compiled Newton solve calls the Jacobian program for a new Jacobian
+        longest = ("corrector", "jac") if newton == "corrector" else ("jac",)
+        for name in longest:
+            if not self.stored(name):
+                self.prepare(name)  # trace before the RHS's tracing competes for the GIL
+        for name in longest:
+            self.compile_in_background(name)
         self.compile("rhs")
-        self.compile(newton)  # waits for the thread
+        self.compile(*longest)  # waits for the threads
         self.compile_in_background(*background)
 
     def wait_background(self) -> None:

@@ -40,16 +40,18 @@ __all__ = ["COMPILER_OPTIONS", "Programs", "fused_programs"]
 #: states XLA's full LLVM optimisation (its defaults: level 3, the expensive passes on)
 #: rather than inheriting it: a process whose XLA_FLAGS lower the level for its own code
 #: (the test suite does, for its one-off jits) still gets these at full speed.
-#: The corrector (CVODE's Newton solve of a step) likewise: 4.1 -> 2.2 s. (An earlier corrector,
-#: with its LU in a nested loop, crashed XLA:CPU with the older emitters when it ran, jaxlib
-#: 0.10.2; the corrector of one loop with each operation once runs right with them.)
 #: melt_fraction (the phase step cap's event, called every step) keeps XLA's default
 #: fusion emitters.
 _FULL_OPTIMISATION = {"xla_backend_optimization_level": 3, "xla_llvm_disable_expensive_passes": False}
 COMPILER_OPTIONS: dict[str, dict] = {
     **{name: {**_FULL_OPTIMISATION, "xla_cpu_use_fusion_emitters": False}
-       for name in ("rhs", "jac", "diagnostics", "powers", "corrector")},
+       for name in ("rhs", "jac", "diagnostics", "powers")},
     "melt_fraction": dict(_FULL_OPTIMISATION),
+    # the older emitters compile the RHS inside the corrector's loops 2e-10 away from the
+    # RHS program's value (1e-13 with the default ones), enough to cost the mush matrix's
+    # freezing cases 28-85 % more steps: it keeps the default emitters
+    # (aragog.solver._corrector, docs/solver.md)
+    "corrector": dict(_FULL_OPTIMISATION),
 }
 
 

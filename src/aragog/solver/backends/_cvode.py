@@ -404,7 +404,7 @@ def _trace_arrays(steps, n: int):
 
 
 def _corrector_of(problem, newton: str, linsolver: str, verify_newton: bool, lib):
-    """``(corrector, layout)`` of the problem for :class:`CompiledNewton`, or ``None``: the
+    """``(corrector, layout, jac_into)`` of the problem for :class:`CompiledNewton`, or ``None``: the
     callbacks' Newton solver (``newton``: see :func:`integrate_cvode`). Raises ``ValueError``
     for ``newton="compiled"`` where it cannot run."""
     if newton not in ("auto", "compiled", "callbacks"):
@@ -415,6 +415,8 @@ def _corrector_of(problem, newton: str, linsolver: str, verify_newton: bool, lib
     why = None
     if corrector is None:
         why = "the problem has no corrector program"
+    elif getattr(problem, "jac_into", None) is None:
+        why = "the problem has no Jacobian"
     elif linsolver != "band":
         why = f"linsolver is {linsolver!r}"
     elif bool(getattr(problem, "corrector_check", True)) != bool(verify_newton):
@@ -422,7 +424,7 @@ def _corrector_of(problem, newton: str, linsolver: str, verify_newton: bool, lib
     elif not compiled_newton_available(lib):
         why = f"{lib.describe()} does not allow it"
     if why is None:
-        return corrector, problem.corrector_layout
+        return corrector, problem.corrector_layout, problem.jac_into
     if newton == "compiled":
         raise ValueError(f"integrate: newton='compiled' cannot run: {why}")
     return None
@@ -541,7 +543,7 @@ def integrate_cvode(
             warm.close()
             return rejected(exc)
         if run.newton is not None:  # this integration's problem (its inputs), on the kept matrix
-            run.newton.corrector = corrector[0]
+            run.newton.corrector, run.newton.jac_into = corrector[0], corrector[2]
             if mode != "continue":  # CVODE starts again: so does the solver, and its counters
                 run.newton.restart()
                 run.newton.mark()
