@@ -296,10 +296,21 @@ def test_wall_time_limit_stops_a_solve_with_a_message():
     solver = EntropySolver(load_config(EARTH, overrides={**FAST, "solver.end_time": 1e9,
                                                          "solver.wall_time_limit": 1.0}))
     solver.initialize()
+    solver.programs.compile()  # every program now: the limit below is the integration's
     solver.solve()
     state = solver.get_state()
     assert state.status < 0 and "wall-time limit of 1 s" in state.message
     assert np.all(np.isfinite(state.S_final))
+    # the progress is kept: the last step the integrator completed (the first output time
+    # after the start is 2.5e8 yr, far beyond what 1 s reaches), the history's last row
+    assert "last step the integrator completed" in state.message
+    assert state.time > 0.0 and solver.history().time[-1] == state.time
+    # and it is that state: a solve to that time without the limit ends there too (the
+    # same steps up to CVODE's last one, then a step that lands on the end: within rtol)
+    again = EntropySolver(load_config(EARTH, overrides={**FAST, "solver.end_time": state.time}))
+    again.initialize()
+    again.solve()
+    np.testing.assert_allclose(state.S_final, again.get_state().S_final, rtol=1e-6)
 
 
 def test_ctrl_c_keeps_finished_points_and_resume_completes(tmp_path):

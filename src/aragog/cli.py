@@ -11,8 +11,10 @@ argument errors exit 2 (argparse).
 from __future__ import annotations
 
 import argparse
+import io
 import logging
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -332,8 +334,59 @@ def _cmd_cache_clear(args) -> int:
     return 0
 
 
+class _ClosedPipeProof(io.TextIOBase):
+    """Standard output that outlives its reader: once the reader has gone (``aragog run ...
+    | head -1``), what is printed goes nowhere and the command goes on to write its files
+    (Python's advice for SIGPIPE: standard output's descriptor onto os.devnull)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _closed_reader(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self._stream.fileno())  # the interpreter's own last flush too
+        except (OSError, ValueError):
+            pass
+        finally:
+            os.close(devnull)
+        self._stream = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the CLI
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._closed_reader()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._closed_reader()
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self._stream, "encoding", "utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit status (0 success, 1 user error, 2 usage error)."""
+    stdout = sys.stdout
+    sys.stdout = _ClosedPipeProof(stdout)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout = stdout
+
+
+def _main(argv: list[str] | None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
     level = logging.WARNING - 10 * min(args.verbose, 2)

@@ -25,6 +25,12 @@ class StructureError(AragogError, ValueError):
     """The planet structure (mesh, structure file) is inconsistent."""
 
 
+class MissingDependencyError(AragogError, OSError):
+    """A library or tool the run needs, named by the user or by the chosen back end (a CVODE
+    library set by ``ARAGOG_SUNDIALS_CVODE``, Slurm's ``sbatch``), is missing or cannot be
+    used: the message names it and how to get it."""
+
+
 def describe(exc: BaseException) -> str:
     """``"TypeName: first line of the message"`` (the type alone for an empty message): one
     line for a record, a log or a failure message."""

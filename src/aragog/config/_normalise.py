@@ -126,6 +126,9 @@ def is_known_section(name: str) -> bool:
 def normalise(raw: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Check names, drop/map legacy keys; returns a new ``{section: {key: value}}``."""
     data: dict[str, dict[str, Any]] = {}
+    if "base" in raw and "axes" in raw and not is_known_section("base"):
+        raise ConfigError("this is a grid file (top-level `base` and `axes`), not a planet config: run it "
+                          "with `aragog grid run`, or load it with aragog.grid.load_grid")
     for section, table in raw.items():
         if section in LEGACY_SECTIONS:
             logger.warning("`[%s]` has no effect in this version and is ignored", section)

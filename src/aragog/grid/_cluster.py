@@ -267,7 +267,18 @@ def _local_cluster(n_workers: int | None, pin_cpus: bool | None, env: dict[str, 
 
 
 def _slurm_cluster(options: SlurmOptions, env: dict[str, str]):
-    """A dask-jobqueue SLURMCluster, no jobs yet (its scheduler runs in this process)."""
+    """A dask-jobqueue SLURMCluster, no jobs yet (its scheduler runs in this process).
+    Raises :class:`aragog.errors.MissingDependencyError` at once where Slurm's ``sbatch``
+    is not on PATH (dask-jobqueue would fail per job and leave us waiting for workers)."""
+    import shutil
+
+    if shutil.which("sbatch") is None:
+        from aragog.errors import MissingDependencyError
+
+        raise MissingDependencyError(
+            "the Slurm back end (--slurm, SlurmOptions) needs Slurm's `sbatch` on PATH, and this "
+            "machine has none: run on the cluster's login node, or leave out --slurm to use this "
+            "machine's cores")
     from dask_jobqueue import SLURMCluster
 
     cluster = SLURMCluster(

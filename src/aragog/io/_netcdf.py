@@ -182,6 +182,9 @@ def read_netcdf(path: str | os.PathLike) -> RunHistory:
     if not source.exists():
         raise AragogError(f"netCDF file '{source}' does not exist")
     if source.is_dir():
+        if (source / "grid.json").is_file():
+            raise AragogError(f"'{source}' is a grid's folder, not a run's netCDF file: plot it with "
+                              f"`aragog grid plot {source}`, or read it with aragog.grid.collect_grid")
         raise AragogError(f"netCDF file '{source}' is a directory")
     try:
         ds = netCDF4.Dataset(source, "r")

@@ -446,9 +446,18 @@ class EntropySolver:
             t_final, y_final = result.t_final, result.y_final
             if clock is not None and clock.expired_at is not None:
                 status = min(int(status), -1)
+                reached = result.t_failure
+                if (reached is not None and result.y_failure is not None
+                        and (reached - float(t_final)) * (t1 - t0) > 0.0):
+                    # keep the progress: the last step the integrator completed, past the
+                    # last output time, becomes the last output
+                    t_final, y_final = float(reached), np.array(result.y_failure, dtype=np.float64)
+                    t_out, y_out = np.append(t_out, t_final), np.vstack([y_out, y_final])
+                    where = "the state of the last step the integrator completed"
+                else:
+                    where = "the state of the last output time reached"
                 message = (f"wall-time limit of {limit:g} s (solver.wall_time_limit) reached at "
-                           f"t = {clock.expired_at:.6g} yr; the state is that of the last output time "
-                           f"reached, t = {float(t_final):.6g} yr")
+                           f"t = {clock.expired_at:.6g} yr; kept {where}, t = {float(t_final):.6g} yr")
             if result.t_event is not None:
                 y_event = result.y_event
                 if at_edge is not None and (caps is None or at_edge(t_final, y_event) >= caps(t_final, y_event)):

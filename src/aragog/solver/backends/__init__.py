@@ -3,10 +3,12 @@
 ``integrate(problem, t_eval, y0, method="cvode", rtol=..., atol=..., max_steps=...)`` runs
 SUNDIALS CVODE through a ctypes binding of its C library (``method="cvode"``) or scipy's BDF / Radau steppers
 (``"scipy-bdf"``, ``"scipy-radau"``) and returns an :class:`IntegrationResult` with the same
-fields whichever ran. When CVODE is asked for but its library cannot be loaded, the
+fields whichever ran. When CVODE is asked for but no library can be loaded, the
 integration falls back to scipy BDF *loudly* (an :class:`IntegratorFallbackWarning` and a
 logging warning, both naming the fallback) and the result records
-``integrator="scipy-bdf"``.
+``integrator="scipy-bdf"``; when the library ``ARAGOG_SUNDIALS_CVODE`` names cannot be
+loaded, it stops with :class:`aragog.errors.MissingDependencyError` (no replacement for
+what the user named).
 
 Failures never escape as exceptions: a callback that raises or returns non-finite values,
 an exhausted step budget, a rejected tolerance all become ``status < 0`` and a message.
@@ -258,6 +260,15 @@ def integrate(
     if nonlin_conv_coef is not None and not 0.0 < float(nonlin_conv_coef) < 1.0:
         raise ValueError(f"integrate: nonlin_conv_coef must be in (0, 1), got {nonlin_conv_coef!r}")
     if name == "cvode" and not cvode_available():
+        from aragog.errors import MissingDependencyError
+        from aragog.solver.backends._sundials import load_library
+
+        try:
+            load_library()
+        except MissingDependencyError:
+            raise  # the user named a library: it is not replaced by another integrator either
+        except OSError:
+            pass
         fallback = "scipy-bdf"
         text = (
             "the SUNDIALS CVODE library cannot be loaded; integrating with the fallback "

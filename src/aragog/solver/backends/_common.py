@@ -141,6 +141,9 @@ class IntegrationResult:
         callback_seconds: wall time inside the problem's callbacks (``"rhs"``, ``"jac"``,
             ``"event"``).
         t_failure: time reached when a failure stopped the integration (else ``None``).
+        y_failure: the state at ``t_failure``, the end of the last step the integrator
+            completed, where it can tell (CVODE; else ``None``): past the last output time,
+            e.g. what a wall-time limit leaves.
         n_callback_errors: callbacks that raised or returned non-finite values.
         trace: ``(t (M,), y (M, n))``, the start and the end of every step the integrator
             accepted, in order (with ``integrate(..., trace=True)``; else ``None``): the
@@ -161,6 +164,7 @@ class IntegrationResult:
     reason: str = "success"
     y_event: np.ndarray | None = None
     t_failure: float | None = None
+    y_failure: np.ndarray | None = None
     n_callback_errors: int = 0
     info: dict[str, Any] = field(default_factory=dict)
     trace: tuple[np.ndarray, np.ndarray] | None = None

@@ -588,6 +588,11 @@ def integrate_cvode(
                 warm._ended(t_out[-1], y_out[-1], guard, event_key)
             return result(t_out, y_out, 0, f"CVODE: reached t = {_fmt(t_out[-1])} in {nsteps} steps",
                           "success", nsteps=nsteps, info=info)
+        # on a failure CVODE returns its current time t_n, the end of the last step it
+        # completed; the state there is its interpolant's (CVODE leaves yout unwritten)
+        y_failure = None
+        if lib.CVodeGetDky(run.mem, float(t_ret), 0, run.y) == 0:
+            y_failure = run.y_arr.copy()
         if warm is not None:
             warm.close()
         n_reached = len(t_out)
@@ -601,7 +606,7 @@ def integrate_cvode(
         if last_error and flag != -1:
             message += f" [SUNDIALS {last_error}]"
         return result(t_out, y_out, flag, message, FLAG_REASONS.get(flag, "other"),
-                      nsteps=nsteps, t_failure=t_ret, info=info)
+                      nsteps=nsteps, t_failure=t_ret, y_failure=y_failure, info=info)
     except BaseException:
         if warm is not None:
             warm.close()

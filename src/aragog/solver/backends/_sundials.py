@@ -404,12 +404,23 @@ class _Library:
 @functools.lru_cache(maxsize=1)
 def load_library() -> _Library:
     """The CVODE library (loaded once, the first of :func:`_candidates` that loads). Raises
-    ``OSError`` naming what was tried when none can be loaded."""
+    ``OSError`` naming what was tried when none can be loaded, and
+    :class:`aragog.errors.MissingDependencyError` (an ``OSError`` too) when the library
+    ``ARAGOG_SUNDIALS_CVODE`` names cannot be loaded: a library the user named is never
+    replaced by another one."""
     errors = []
     for name, source in _candidates():
         try:
             return _Library(ctypes.CDLL(name), name, source)
         except (OSError, AttributeError) as exc:
+            if source == "ARAGOG_SUNDIALS_CVODE":
+                from aragog.errors import MissingDependencyError
+
+                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise MissingDependencyError(
+                    f"ARAGOG_SUNDIALS_CVODE={name} cannot be loaded ({reason}): point it at a SUNDIALS 6 "
+                    "or 7 libsundials_cvode shared library, or unset it to use the system's or the "
+                    "scikit-sundae wheel's") from None
             errors.append(f"{name}: {exc}")
     raise OSError("no SUNDIALS 6 or 7 CVODE library could be loaded (" + "; ".join(errors) + "); "
                   "pip install scikit-sundae provides one")
