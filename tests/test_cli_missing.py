@@ -49,6 +49,7 @@ def test_the_refusal_is_an_aragog_error_and_an_os_error(monkeypatch):
     ``cvode_available()`` is False), raised again by ``integrate`` instead of a fallback."""
     import numpy as np
 
+    # private: load_library's cache is cleared so that it reads the environment variable set here
     from aragog.solver.backends import _sundials, cvode_available, integrate
 
     monkeypatch.setenv("ARAGOG_SUNDIALS_CVODE", "/nonexistent/libsundials_cvode.so")
