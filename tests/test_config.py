@@ -680,3 +680,46 @@ def test_the_former_name_of_config_still_resolves_with_a_warning():
         assert aragog.Parameters is Config
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         config.Nope  # noqa: B018
+
+
+def test_inert_keys_get_one_warning_naming_the_setting(caplog):
+    """One rule for ignored input (the schema's USED_ONLY_WITH): a key set in the file or by
+    an override under a setting that makes it inert gets one warning naming that setting;
+    a key a file gives whatever the settings (required, or the two initial temperatures) is
+    reported only when an override sets it; an active key is never reported."""
+    import logging
+
+    from _configs import TOY_EARTH
+
+    def warned(overrides):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="aragog.config"):
+            load_config(TOY_EARTH, overrides)
+        return [r.getMessage() for r in caplog.records if "has no effect" in r.getMessage()]
+
+    assert warned(None) == []  # the file's required outer/inner_boundary_value: not reported
+    assert warned({"energy.tidal_array": [1e-9]}) == [
+        "`energy.tidal_array` has no effect: it is used only with energy.tidal = true (here false)"]
+    assert warned({"energy.tidal_array": [1e-9], "energy.tidal": True}) == []
+    assert warned({"boundary_conditions.outer_boundary_value": 1e4}) == [
+        "`boundary_conditions.outer_boundary_value` has no effect: it is used only with "
+        "boundary_conditions.outer_boundary_condition = 4 or 5 (here 1)"]
+    assert warned({"boundary_conditions.outer_boundary_value": 1e4,
+                   "boundary_conditions.outer_boundary_condition": 4}) == []
+    assert warned({"initial_condition.basal_temperature": 3000.0}) == [
+        "`initial_condition.basal_temperature` has no effect: it is used only with "
+        "initial_condition.initial_condition = 3 (here 1)"]
+    both = warned({"initial_condition.initial_condition": 3, "initial_condition.surface_temperature": 3000.0,
+                   "phase_mixed.const_T_ref": 2000.0})
+    assert len(both) == 2 and "surface_temperature" in both[0] and "const_properties = true (here false)" in both[1]
+
+
+def test_validate_describes_the_initial_condition_the_mode_uses():
+    from _configs import TOY_EARTH
+
+    from aragog.validation import check_inputs
+
+    lines = check_inputs(load_config(TOY_EARTH, {"initial_condition.initial_condition": 3,
+                                                 "initial_condition.basal_temperature": 3900.0}), rhs=False)
+    (line,) = [ln for ln in lines if ln.startswith("initial condition")]
+    assert line == "initial condition: isentrope through T_basal = 3900 K at the CMB"

@@ -34,7 +34,7 @@ def test_every_section_has_a_generated_table() -> None:
     text = DOC.read_text(encoding="utf-8")
     blocks = [m for line in text.splitlines() if (m := gen.BEGIN.match(line))]
     named = {n.strip() for m in blocks for n in m["names"].split(",")}
-    assert named == {*SCHEMA, gen.RADIONUCLIDE_BLOCK}
+    assert named == {*SCHEMA, gen.RADIONUCLIDE_BLOCK, gen.INERT_BLOCK}  # and the keys acting only under a setting
     assert text.count(gen.END) == len(blocks)
 
 

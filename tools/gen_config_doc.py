@@ -101,6 +101,25 @@ def render_table(keys: dict[str, config.Key]) -> str:
     return "\n".join(lines)
 
 
+#: The marker name of the table of keys that act only under another setting
+INERT_BLOCK = "used_only_with"
+
+
+def render_inert_rules() -> str:
+    """The markdown table of the schema's ``USED_ONLY_WITH`` (no trailing newline)."""
+    from aragog.config._schema import USED_ONLY_WITH  # private: the schema's own rule table
+
+    lines = ["| key | acts only with |", "|---|---|"]
+    for name, (other, values) in USED_ONLY_WITH.items():
+        wanted = " or ".join(f"`{_value_text(v)}`" for v in values)
+        lines.append(f"| `{name}` | `{other}` = {wanted} |")
+    return "\n".join(lines)
+
+
+def _value_text(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else (f'"{value}"' if isinstance(value, str) else str(value))
+
+
 def _keys_for(names: list[str]) -> dict[str, config.Key]:
     tables = []
     for name in names:
@@ -136,7 +155,7 @@ def render(text: str) -> str:
             i += 1
         if i == len(lines):
             raise SystemExit(f"docs/config.md: block {names} has no {END!r}")
-        out.append(render_table(_keys_for(names)))
+        out.append(render_inert_rules() if names == [INERT_BLOCK] else render_table(_keys_for(names)))
         out.append(END)
         i += 1
     missing = [s for s in [*config.SCHEMA, RADIONUCLIDE_BLOCK] if s not in seen]

@@ -70,11 +70,8 @@ def _check_inputs(params, rhs: bool) -> list[str]:
         lines.append(f"initial condition: entropy profile from {ic.init_file}")
     elif ic.initial_condition == 1:
         lines.append(f"initial condition: isentrope through T_surface = {ic.surface_temperature:g} K")
-    else:
-        lines.append(
-            f"initial condition: adiabat from T_surface = {ic.surface_temperature:g} K "
-            f"(basal {ic.basal_temperature:g} K)"
-        )
+    else:  # 3: the isentrope through basal_temperature at the CMB (surface_temperature unused)
+        lines.append(f"initial condition: isentrope through T_basal = {ic.basal_temperature:g} K at the CMB")
 
     if rhs:
         from aragog.probe import probe_initial_state

@@ -23,8 +23,10 @@ from aragog.errors import ConfigError
 from aragog.units import PPM
 
 from ._checks import check_range, coerce_and_check, fmt
-from ._normalise import Overrides, apply_overrides, check_required, normalise, resolve_path, resolve_paths
-from ._schema import CONST_KEYS, RADIONUCLIDE_KEYS, RADIONUCLIDE_PREFIX, SCHEMA, SECTION_ORDER, keys_of
+from ._normalise import (Overrides, apply_overrides, check_required, normalise, parse_overrides, resolve_path,
+                         resolve_paths)
+from ._schema import (ALWAYS_GIVEN, CONST_KEYS, RADIONUCLIDE_KEYS, RADIONUCLIDE_PREFIX, REQUIRED, SCHEMA,
+                      SECTION_ORDER, USED_ONLY_WITH, keys_of)
 
 __all__ = [
     "SolverParams",
@@ -424,10 +426,35 @@ class Config:
                 nuclides.append(nuclide)
         params = cls(**sections, radionuclides=nuclides, config_path=config_path)
         params.validate()
+        _warn_inert(data, params, overrides)
         if params.energy.radionuclides and not params.radionuclides:
             logger.warning("`energy.radionuclides` = true but there is no [radionuclide_NAME] section: "
                            "no radiogenic heating")
         return params
+
+
+def _warn_inert(data: Mapping[str, Mapping[str, Any]], params: Config, overrides: Overrides) -> None:
+    """One warning for each key set in ``data`` (the file and the overrides, before the
+    defaults) that cannot act under the other settings of ``params`` (the schema's
+    :data:`USED_ONLY_WITH`), naming the setting that makes it inert. A key a file gives
+    whatever the settings (required, or :data:`ALWAYS_GIVEN`) is reported only when an
+    override sets it."""
+    if overrides is None:
+        overridden: set = set()
+    else:
+        overridden = set(overrides) if isinstance(overrides, Mapping) else set(parse_overrides(overrides))
+    for name, (other, values) in USED_ONLY_WITH.items():
+        section, key = name.split(".")
+        if key not in data.get(section, {}):
+            continue
+        if (SCHEMA[section][key].default is REQUIRED or name in ALWAYS_GIVEN) and name not in overridden:
+            continue
+        other_section, other_key = other.split(".")
+        value = getattr(getattr(params, other_section), other_key)
+        if value not in values:
+            wanted = " or ".join(fmt(v) for v in values)
+            logger.warning("`%s` has no effect: it is used only with %s = %s (here %s)", name, other, wanted,
+                           fmt(value))
 
 
 #: Largest x with a finite exp(x) in float64.

@@ -27,6 +27,8 @@ __all__ = [
     "LEGACY_SECTIONS",
     "PATH_KEYS",
     "CONST_KEYS",
+    "USED_ONLY_WITH",
+    "ALWAYS_GIVEN",
     "keys_of",
 ]
 
@@ -320,6 +322,34 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "output": _OUTPUT,
 }
 
+#: Keys that act only under some settings of another key: ``"section.key": ("section.other",
+#: values)``, the key has an effect only when ``other`` is one of ``values``. A key set
+#: explicitly (in the file or by an override) under another setting gets one warning
+#: naming the setting that makes it inert (:func:`aragog.config._params.Config.from_dict`),
+#: and docs/config.md lists these rules. One table, so that the rule stays one rule.
+USED_ONLY_WITH: dict[str, tuple[str, tuple]] = {
+    "energy.tidal_array": ("energy.tidal", (True,)),
+    "boundary_conditions.outer_boundary_value": ("boundary_conditions.outer_boundary_condition", (4, 5)),
+    "boundary_conditions.emissivity": ("boundary_conditions.outer_boundary_condition", (1,)),
+    "boundary_conditions.equilibrium_temperature": ("boundary_conditions.outer_boundary_condition", (1,)),
+    "boundary_conditions.param_utbl": ("boundary_conditions.outer_boundary_condition", (1,)),
+    "boundary_conditions.param_utbl_const": ("boundary_conditions.param_utbl", (True,)),
+    "boundary_conditions.inner_boundary_value": ("boundary_conditions.inner_boundary_condition", (2, 3)),
+    "boundary_conditions.core_bc": ("boundary_conditions.inner_boundary_condition", (1,)),
+    "initial_condition.surface_temperature": ("initial_condition.initial_condition", (1,)),
+    "initial_condition.basal_temperature": ("initial_condition.initial_condition", (3,)),
+    "initial_condition.init_file": ("initial_condition.initial_condition", (2,)),
+    "mesh.mixing_length_constant_fraction": ("mesh.mixing_length_profile", ("constant",)),
+    "mesh.eos_file": ("mesh.eos_method", (2,)),
+    "solver.warm_start": ("solver.method", ("cvode",)),
+    "solver.newton": ("solver.method", ("cvode",)),
+}
+#: Keys of :data:`USED_ONLY_WITH` that a config file gives whatever the settings: the
+#: upstream aragog's format requires both initial temperatures. Like a required key, one of
+#: them is reported as inert only when an override sets it.
+ALWAYS_GIVEN = frozenset({"initial_condition.surface_temperature", "initial_condition.basal_temperature"})
+
+
 RADIONUCLIDE_PREFIX = "radionuclide_"
 
 #: Order of sections in a written file; "radionuclide_*" stands for all of them.
@@ -378,6 +408,7 @@ CONST_KEYS = {
     "const_T_ref": None,
     "const_S_ref": None,
 }
+USED_ONLY_WITH.update({f"phase_mixed.{key}": ("phase_mixed.const_properties", (True,)) for key in CONST_KEYS})
 
 
 def keys_of(section: str) -> dict[str, Key]:
