@@ -1,5 +1,5 @@
 """The grid stack (distributed, dask-jobqueue, xarray, tqdm) is an extra,
-``pip install "aragog[grid]"``: the default install has none of it, nothing outside
+``pip install ".[grid]"``: the default install has none of it, nothing outside
 ``aragog grid`` imports it, and without it ``aragog grid`` says in one line what to
 install (aragog/grid/_extra.py)."""
 
@@ -51,12 +51,12 @@ def test_grid_commands_say_what_to_install(argv, without_xarray, capsys):
     assert main(argv) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("aragog: error: aragog grid "), err
-    assert "xarray" in err[0] and 'pip install "aragog[grid]"' in err[0]
+    assert "xarray" in err[0] and 'pip install ".[grid]" (in a clone of aragog)' in err[0]
 
 
 def test_the_python_api_says_it_too(without_xarray):
     import aragog.grid
     from aragog.errors import AragogError
 
-    with pytest.raises(AragogError, match=r'aragog\.grid\.collect_grid needs xarray.*aragog\[grid\]'):
+    with pytest.raises(AragogError, match=r'aragog\.grid\.collect_grid needs xarray.*pip install "\.\[grid\]"'):
         aragog.grid.collect_grid  # noqa: B018 - the attribute access is what is tested

@@ -438,7 +438,8 @@ def _warn_inert(data: Mapping[str, Mapping[str, Any]], params: Config, overrides
     defaults) that cannot act under the other settings of ``params`` (the schema's
     :data:`USED_ONLY_WITH`), naming the setting that makes it inert. A key a file gives
     whatever the settings (required, or :data:`ALWAYS_GIVEN`) is reported only when an
-    override sets it."""
+    override sets it, and a key at its default value never (a resolved config, ``aragog
+    show-config``, writes every key)."""
     if overrides is None:
         overridden: set = set()
     else:
@@ -449,12 +450,32 @@ def _warn_inert(data: Mapping[str, Mapping[str, Any]], params: Config, overrides
             continue
         if (SCHEMA[section][key].default is REQUIRED or name in ALWAYS_GIVEN) and name not in overridden:
             continue
+        if _is_default(getattr(params, section), key):
+            continue  # (a resolved config writes every key: one at its default changes nothing)
         other_section, other_key = other.split(".")
         value = getattr(getattr(params, other_section), other_key)
         if value not in values:
             wanted = " or ".join(fmt(v) for v in values)
             logger.warning("`%s` has no effect: it is used only with %s = %s (here %s)", name, other, wanted,
                            fmt(value))
+
+
+def _is_default(section_params: Any, key: str) -> bool:
+    """Whether ``section_params.key`` holds its field's default value."""
+    field_ = next(f for f in dataclasses.fields(section_params) if f.name == key)
+    if field_.default is not dataclasses.MISSING:
+        default = field_.default
+    elif field_.default_factory is not dataclasses.MISSING:
+        default = field_.default_factory()
+    else:
+        return False
+    value = getattr(section_params, key)
+    try:
+        return bool(value == default)
+    except ValueError:  # arrays
+        import numpy as np
+
+        return bool(np.array_equal(np.asarray(value), np.asarray(default)))
 
 
 #: Largest x with a finite exp(x) in float64.

@@ -10,7 +10,7 @@ Modules: :mod:`._spec` (the grid file), :mod:`._store` (the output folder and ma
 :mod:`._worker` (one point in a worker), :mod:`._runner` (submission), :mod:`._cluster`
 (Dask clients), :mod:`._progress`, :mod:`._collect`, :mod:`._plot`, :mod:`._commands` (the CLI).
 Names are imported on first use, so ``import aragog.grid`` does not import Dask. The
-Dask and xarray stack is an extra (``pip install "aragog[grid]"``, :mod:`._extra`): a
+Dask and xarray stack is an extra (``pip install ".[grid]"``, :mod:`._extra`): a
 name that needs it says so in one line when it is missing.
 """
 
@@ -34,7 +34,7 @@ def grid_status(folder) -> dict:
     return GridFolder(folder).summary()
 
 
-#: the grid extra's packages each module imports (``pip install "aragog[grid]"``)
+#: the grid extra's packages each module imports (``pip install ".[grid]"``)
 _NEEDS = {"runner": ("distributed", "tqdm", "xarray"), "collect": ("xarray",), "plot": ("xarray",),
           "cluster": ("distributed",)}
 

@@ -1,4 +1,4 @@
-"""The grid stack is an extra: ``pip install "aragog[grid]"`` (Dask's distributed, dask-jobqueue,
+"""The grid stack is an extra: ``pip install ".[grid]"`` (Dask's distributed, dask-jobqueue,
 xarray, tqdm). A default install has none of it; asking for what needs it ends in one line
 that says what to install, before any of it is imported."""
 
@@ -21,4 +21,4 @@ def require(purpose: str, *modules: str) -> None:
     missing = [GRID_MODULES[m] for m in modules if importlib.util.find_spec(m) is None]
     if missing:
         raise AragogError(f"{purpose} needs {', '.join(missing)}, not installed here: "
-                          f"pip install \"aragog[grid]\"")
+                          f"pip install \".[grid]\" (in a clone of aragog)")
