@@ -226,3 +226,24 @@ def test_windowed_coupling_calls_through_the_freezing_base_agree_with_one_solve(
     assert ref.status == 0 and ref.Phi_global < 0.999  # the base has begun to freeze
     assert out.Phi_global == pytest.approx(ref.Phi_global, abs=1e-4)
     np.testing.assert_allclose(np.asarray(out.T_stag), np.asarray(ref.T_stag), rtol=1e-4)
+
+
+def test_the_ensemble_report_summarises_each_case_and_variant():
+    """tools/mush_matrix.py --perturb: one line per case and variant with the runs' steps in
+    order, the median, the spread (max / min) and the failed runs; the main table's
+    on/off ratio compares the unperturbed runs only."""
+    tool = load_tool()
+    base = {"message": "", "t_end": 1.0, "t_reached": 1.0, "nfev": 1, "njev": 1, "err_test_fails": 0,
+            "conv_fails": 0, "wall_s": 0.1, "phi_start_cells": 1.0, "Phi_global": 0.5, "T_magma": 2000.0,
+            "g_min_local": float("nan")}
+    rows = [{**base, "case": "c", "variant": "on", "status": 0, "steps": s, "rtol_factor": 1.0 + j * 1e-6}
+            for j, s in enumerate((100, 400, 200))]
+    rows += [{**base, "case": "c", "variant": "no-mix", "status": st, "steps": s, "rtol_factor": 1.0 + j * 1e-6}
+             for j, (s, st) in enumerate(((50, 0), (500, -1)))]
+    text = tool.ensemble_report(rows).splitlines()
+    on = next(ln for ln in text if " on " in ln).split()
+    assert on[2:6] == ["3", "200", "4.00", "0"] and " ".join(on[6:]) == "100, 400, 200"
+    off = next(ln for ln in text if " no-mix " in ln).split()
+    assert off[2:6] == ["2", "500", "10.00", "1"]
+    table = tool.report(rows).splitlines()
+    assert table[2].split()[-1] == "2.00"  # the unperturbed on (100) against the unperturbed no-mix (50)

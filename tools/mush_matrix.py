@@ -18,6 +18,7 @@ before the gate a freezing base reached g = -0.94 (3,300 K below the cell above)
     python tools/mush_matrix.py --fast                # the cases of the test suite
     python tools/mush_matrix.py --cases bundled-3000-e0.5-n40 --json out.json
     python tools/mush_matrix.py --spider-dir ../shared/data/spider-RTmelt
+    python tools/mush_matrix.py --fast --perturb 3 --newton compiled   # ensembles: rtol x (1 + j 1e-6)
 
 The SPIDER cases need a SPIDER table set (``--spider-dir``; default
 ``../shared/data/spider-RTmelt`` beside the repository, skipped when absent). The MgSiO3
@@ -134,12 +135,15 @@ def local_minimum_melt_fraction(S: np.ndarray, S_sol: np.ndarray, S_liq: np.ndar
     return float(vals.min()) if vals.size else math.inf
 
 
-def run_case(case: Case, variant: str, spider_dir: Path, max_steps: int = 100000, newton: str = "callbacks") -> dict:
-    """One run; the result as a JSON-able dict (``newton``: ``solver.newton``)."""
+def run_case(case: Case, variant: str, spider_dir: Path, max_steps: int = 100000, newton: str = "callbacks",
+             rtol_factor: float = 1.0) -> dict:
+    """One run; the result as a JSON-able dict (``newton``: ``solver.newton``; ``rtol_factor``
+    scales the case's ``solver.rtol``, for the ensembles of ``--perturb``)."""
     from aragog import EntropySolver, load_config
 
     over = case.overrides(spider_dir) | VARIANTS[variant] | {"solver.max_steps": max_steps, "solver.newton": newton}
     params = load_config(BASE_CONFIG, overrides=over)
+    params.solver.rtol *= float(rtol_factor)
     solver = EntropySolver(params)
     solver.initialize()
     solver.wait_for_programs()
@@ -158,6 +162,7 @@ def run_case(case: Case, variant: str, spider_dir: Path, max_steps: int = 100000
     g0 = (S[0] - S_sol) / (S_liq - S_sol)
     phi0 = float(np.clip(g0, 0.0, 1.0).mean())
     info = res.info or {}
+    row_extra = {"rtol_factor": float(rtol_factor), "rtol": float(params.solver.rtol)}
     return {
         "case": case.name, "variant": variant, "status": int(out.status), "message": out.message,
         "t_end": case.end_time, "t_reached": float(res.t_final), "steps": int(res.nsteps),
@@ -166,22 +171,40 @@ def run_case(case: Case, variant: str, spider_dir: Path, max_steps: int = 100000
         "conv_fails": int(info.get("NumNonlinSolvConvFails", -1)),
         "wall_s": wall, "phi_start_cells": phi0, "Phi_global": float(out.Phi_global),
         "T_magma": float(out.T_magma), "g_min_local": local_minimum_melt_fraction(S, S_sol, S_liq),
-    }
+    } | row_extra
 
 
 def report(rows: list[dict]) -> str:
     head = (f"{'case':26s} {'variant':7s} {'st':>3s} {'t reached':>10s} {'steps':>7s} {'RHS':>8s} {'Jac':>6s} "
             f"{'errF':>5s} {'nlsF':>5s} {'wall s':>7s} {'Phi0':>6s} {'Phi':>7s} {'g_min':>7s} {'on/off':>6s}")
     lines = [head, "-" * len(head)]
-    by = {(r["case"], r["variant"]): r for r in rows}
+    by = {(r["case"], r["variant"]): r for r in rows if r.get("rtol_factor", 1.0) == 1.0}  # (not --perturb's)
     for r in rows:
         off = by.get((r["case"], "no-mix"))
-        ratio = f"{r['steps'] / off['steps']:.2f}" if r["variant"] == "on" and off and off["steps"] else ""
+        ratio = (f"{r['steps'] / off['steps']:.2f}" if r["variant"] == "on" and r.get("rtol_factor", 1.0) == 1.0
+                 and off and off["steps"] else "")
         g = r["g_min_local"]
         lines.append(f"{r['case']:26s} {r['variant']:7s} {r['status']:3d} {r['t_reached']:10.4g} {r['steps']:7d} "
                      f"{r['nfev']:8d} {r['njev']:6d} {r['err_test_fails']:5d} {r['conv_fails']:5d} "
                      f"{r['wall_s']:7.2f} {r['phi_start_cells']:6.3f} {r['Phi_global']:7.4f} {g if math.isfinite(g) else float('nan'):7.3f} "
                      f"{ratio:>6s}")
+    return "\n".join(lines)
+
+
+def ensemble_report(rows: list[dict]) -> str:
+    """Per case and variant: the steps of each rtol of the ensemble, their median and spread
+    (max / min), and how many runs failed."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["case"], r["variant"]), []).append(r)
+    lines = [f"{'case':26s} {'variant':7s} {'runs':>4s} {'median':>8s} {'max/min':>7s} {'failed':>6s}  steps",
+             "-" * 90]
+    for (case, variant), rs in groups.items():
+        steps = sorted(r["steps"] for r in rs)
+        spread = steps[-1] / max(steps[0], 1)
+        failed = sum(r["status"] < 0 for r in rs)
+        lines.append(f"{case:26s} {variant:7s} {len(rs):4d} {steps[len(steps) // 2]:8d} {spread:7.2f} {failed:6d}  "
+                     + ", ".join(str(r["steps"]) for r in rs))
     return "\n".join(lines)
 
 
@@ -194,6 +217,10 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None, help="write the rows here")
     ap.add_argument("--newton", choices=("auto", "compiled", "callbacks"), default="callbacks",
                     help="solver.newton (the compiled Newton solve or SUNDIALS' own)")
+    ap.add_argument("--perturb", type=int, default=0, metavar="K",
+                    help="also run each case K more times with solver.rtol x (1 + j 1e-6), j = 1..K, and "
+                         "print each ensemble's steps: in the mush the step count is chaotic (docs/solver.md, "
+                         "\"One compiled call per step\"), so one run compares nothing")
     args = ap.parse_args(argv)
 
     spider_dir = Path(args.spider_dir)
@@ -207,10 +234,13 @@ def main(argv=None) -> int:
             print(f"skipping {case.name}: no SPIDER table set at {spider_dir}", file=sys.stderr)
             continue
         for variant in variants:
-            rows.append(run_case(case, variant, spider_dir, newton=args.newton))
-            print(f"  {case.name} {variant}: status {rows[-1]['status']}, {rows[-1]['steps']} steps",
-                  file=sys.stderr, flush=True)
+            for j in range(max(args.perturb, 0) + 1):
+                rows.append(run_case(case, variant, spider_dir, newton=args.newton, rtol_factor=1.0 + j * 1e-6))
+                print(f"  {case.name} {variant} rtol x {1.0 + j * 1e-6:.6f}: status {rows[-1]['status']}, "
+                      f"{rows[-1]['steps']} steps", file=sys.stderr, flush=True)
     print(report(rows))
+    if args.perturb > 0:
+        print("\n" + ensemble_report(rows))
     if args.json:
         Path(args.json).write_text(json.dumps({"rows": rows}, indent=1))
         print(f"wrote {args.json}")
