@@ -162,7 +162,6 @@ def run_case(case: Case, variant: str, spider_dir: Path, max_steps: int = 100000
     g0 = (S[0] - S_sol) / (S_liq - S_sol)
     phi0 = float(np.clip(g0, 0.0, 1.0).mean())
     info = res.info or {}
-    row_extra = {"rtol_factor": float(rtol_factor), "rtol": float(params.solver.rtol)}
     return {
         "case": case.name, "variant": variant, "status": int(out.status), "message": out.message,
         "t_end": case.end_time, "t_reached": float(res.t_final), "steps": int(res.nsteps),
@@ -171,7 +170,8 @@ def run_case(case: Case, variant: str, spider_dir: Path, max_steps: int = 100000
         "conv_fails": int(info.get("NumNonlinSolvConvFails", -1)),
         "wall_s": wall, "phi_start_cells": phi0, "Phi_global": float(out.Phi_global),
         "T_magma": float(out.T_magma), "g_min_local": local_minimum_melt_fraction(S, S_sol, S_liq),
-    } | row_extra
+        "rtol_factor": float(rtol_factor), "rtol": float(params.solver.rtol),
+    }
 
 
 def report(rows: list[dict]) -> str:

@@ -229,10 +229,9 @@ class EntropySolver:
         Always ``False`` for ``compile_mode = "blocks"`` or with the cache off."""
         params = (self._params if params is None else params).validate()
         mode, options, _, inputs, key = self._derive(params)
+        newton = ("corrector",) if self._newton_program(params) == "corrector" else ()
         return mode == "fused" and programs_in_cache(fused_programs(options, inputs, store=store_key(key)),
-                                                     ("rhs", "jac", *{"corrector": ("corrector",)}.get(
-                                                         self._newton_program(params), ()),
-                                                      *self._background_programs),
+                                                     ("rhs", "jac", *newton, *self._background_programs),
                                                      params.solver.jax_cache_dir)
 
     @in_float64

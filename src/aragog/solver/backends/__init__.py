@@ -144,17 +144,32 @@ def cvode_available() -> bool:
     return library_available()
 
 
+def _refuse_a_named_library() -> None:
+    """Raise :class:`aragog.errors.MissingDependencyError` when CVODE is missing because the
+    library ARAGOG_SUNDIALS_CVODE names does not load: what the user named is replaced by
+    neither another library nor another integrator."""
+    from aragog.errors import MissingDependencyError
+    from aragog.solver.backends._sundials import load_library
+
+    try:
+        load_library()
+    except MissingDependencyError:
+        raise
+    except OSError:
+        pass
+
+
 def compiled_newton_runs() -> bool:
     """Whether CVODE's Newton solve of a step can run as one compiled call here: the CVODE
     library loads and lets a nonlinear solver of the package's own be attached
     (``integrate(..., newton="compiled")``; docs/solver.md, "One compiled call per step")."""
-    from aragog.solver.backends._sundials import library_available, load_library
-
-    if not library_available():
-        return False
     from aragog.solver.backends._cvode_newton import compiled_newton_available
+    from aragog.solver.backends._sundials import load_library
 
-    return compiled_newton_available(load_library())
+    try:
+        return compiled_newton_available(load_library())
+    except OSError:
+        return False
 
 
 def cvode_library_info() -> dict:
@@ -260,15 +275,7 @@ def integrate(
     if nonlin_conv_coef is not None and not 0.0 < float(nonlin_conv_coef) < 1.0:
         raise ValueError(f"integrate: nonlin_conv_coef must be in (0, 1), got {nonlin_conv_coef!r}")
     if name == "cvode" and not cvode_available():
-        from aragog.errors import MissingDependencyError
-        from aragog.solver.backends._sundials import load_library
-
-        try:
-            load_library()
-        except MissingDependencyError:
-            raise  # the user named a library: it is not replaced by another integrator either
-        except OSError:
-            pass
+        _refuse_a_named_library()
         fallback = "scipy-bdf"
         text = (
             "the SUNDIALS CVODE library cannot be loaded; integrating with the fallback "
