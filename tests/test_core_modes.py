@@ -451,7 +451,7 @@ def test_budget_cmb_energy_is_the_core_energy_change(mode):
     out = solver.get_state(energy_budget=True)
     t, y = solver._trace
     assert t.size == out.nsteps + 1
-    P = np.array([solver._bound.call("powers", float(tk), yk) for tk, yk in zip(t, y)])
+    P = solver._bound.call_many("powers", t, y)
     along_steps = quadrature_weights(t * float(solver._inputs.scales.t)) @ P[:, 1]
     assert abs(out.step_dE_F_cmb_J) > 0.0
     assert out.step_dE_F_cmb_J == pytest.approx(along_steps, rel=1e-6)

@@ -7,9 +7,8 @@ solver's :class:`~aragog.solver._records.SolveRecords`), and the integrals are N
 what it returns; the enthalpy and the heat content are NumPy on the EOS
 (:mod:`aragog.physics._heat_content`). The result is cached per solve. What a
 ``get_state`` of a coupling loop pays for it (docs/solver.md, "What get_state costs"):
-the "powers" program at every quadrature node, called as bare executables in one loop
-(the per-call checks, pytree conversion and counters of ``BoundPair.call`` cost a third
-of each call), one "diagnostics" call for the window's first state (the last is the
+the "powers" program at every quadrature node, compiled for chunks of states
+(``BoundPair.call_many``: one call per chunk instead of one per node), one "diagnostics" call for the window's first state (the last is the
 state ``get_state`` evaluated anyway), and the NumPy quadratures.
 
 Step fields (energies in J over the solve window [t0, t1], positive into the mantle;
@@ -60,12 +59,9 @@ per-output-interval fields of :meth:`EnergyBook.history_fields` use the output t
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from aragog._jax import jax
-from aragog.solver._program_stats import ProgramStats
 from aragog.physics._heat_content import (EnthalpyEOS, compression_work, core_temperature_change, heat_content_change,
                                           specific_enthalpy)
 
@@ -187,42 +183,18 @@ def cmb_energy(eos: EnthalpyEOS, d0, d1, inputs, options, n_panels: int = 32) ->
     return -capacity * float(bp.tfac_core) * core_temperature_change(eos, float(P), float(S0), float(S1), n_panels)
 
 
-def _has_program(bound, name: str) -> bool:
-    pair = getattr(bound, "pair", None)
-    return pair is not None and name in getattr(pair, "programs", ())
-
-
-def node_powers(bound, t, y, calls=None) -> np.ndarray:
+def node_powers(bound, t, y) -> np.ndarray:
     """(K, 7) powers [W] (:func:`power_columns`) at the states ``y`` (K, n) at times ``t``
     (K,) [yr] with the programs ``bound`` (a bound program set of the solver).
 
-    With a "powers" program (compile_mode "fused"): its executable called in one loop
-    (``bound.bare_executables``: no per-call checks, pytree conversion or x64 switch;
-    the caller is in float64), the calls counted once in ``calls`` (the solver's
-    ``{program: ProgramStats}``, as ``BoundPair.call`` would). Otherwise (compile_mode
-    "blocks") from the full diagnostics of each state."""
+    With a batched "powers" program (compile_mode "fused"): ``bound.call_many``, one call
+    per chunk of states (:meth:`aragog.solver._jitpair.BoundPair.call_many`). Otherwise
+    (compile_mode "blocks") from the full diagnostics of each state."""
     t = np.asarray(t, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    bare = getattr(bound, "bare_executables", None)
-    if not (_has_program(bound, "powers") and bare is not None):
-        return powers([bound.call("diagnostics", float(tk), yk) for tk, yk in zip(t, y)])
-    if len(t) == 0:
-        return np.zeros((0, 7))
-    first = np.asarray(bound.call("powers", float(t[0]), y[0]), dtype=np.float64)  # compiles or waits if needed
-    out = np.empty((len(t), 7))
-    out[0] = first
-    executables, inputs = bare(("powers",))
-    run = executables["powers"]
-    t0 = time.perf_counter()
-    for k in range(1, len(t)):
-        out[k] = run(float(t[k]), y[k], *inputs)
-    if calls is not None and len(t) > 1:
-        stats = calls.get("powers")
-        if stats is None:
-            stats = calls["powers"] = ProgramStats()
-        stats.calls += len(t) - 1
-        stats.call_seconds += time.perf_counter() - t0
-    return out
+    if "powers" in getattr(bound, "batched_programs", ()):
+        return np.asarray(bound.call_many("powers", t, y), dtype=np.float64).reshape(len(t), 7)
+    return powers([bound.call("diagnostics", float(tk), yk) for tk, yk in zip(t, y)])
 
 
 class EnergyBook:
@@ -286,7 +258,7 @@ class EnergyBook:
         return {"E_state": float(np.sum(d.rho * np.asarray(mesh.volume_stag) * h)),
                 "E_state_cons": float(np.sum(np.asarray(mesh.mass_stag) * h))}
 
-    def step_fields(self, records, bind, options, solve_key, trace=None, end=None, calls=None) -> dict:
+    def step_fields(self, records, bind, options, solve_key, trace=None, end=None) -> dict:
         """The :data:`STEP_FIELDS` of the latest solve (zeros before the first solve or for
         an empty window).
 
@@ -302,7 +274,6 @@ class EnergyBook:
             end: ``(t, y, inputs, Diagnostics)`` of a state the caller has evaluated: used
                 for the window's last state when it is that state (same time, state and
                 inputs), instead of evaluating it again.
-            calls: the solver's ``{program: ProgramStats}`` (:func:`node_powers`).
         """
         if self._step is not None and self._step[0] is solve_key:
             return self._step[1]
@@ -317,7 +288,7 @@ class EnergyBook:
             else:
                 last = bound.call("diagnostics", float(t_rec[-1]), y_rec[-1])
             t, y = (t_rec, y_rec) if trace is None or len(trace[0]) == 0 else _merge_nodes(t_rec, y_rec, trace)
-            P = node_powers(bound, t, y, calls)
+            P = node_powers(bound, t, y)
             out.update(self.window_fields(np.asarray(t) * float(inp.scales.t), [first, last], inp, options, P))
             previous = records.previous_final()
             if previous is not None:

@@ -510,10 +510,10 @@ class EntropySolver:
 
         ``energy_budget=True`` also fills ``E_state``, ``E_state_cons`` and the ``step_*``
         energies of the last solve (docs/output.md, "Energy budget"; None otherwise),
-        computed once per solve. They cost one call of the small "powers" program per
-        quadrature node of the solve (its output times, and its steps where a boundary flux
-        depends on the state) plus NumPy quadratures, about 6.5 ms at 60 cells and 65 output
-        times against 0.3 ms without them (docs/solver.md, "What get_state costs"), so a
+        computed once per solve. They cost the small "powers" program at every quadrature
+        node of the solve (its output times, and its steps where a boundary flux depends on
+        the state; 32 states a call) plus NumPy quadratures, about 6 ms at 60 cells and 65
+        output times against 0.3 ms without them (docs/solver.md, "What get_state costs"), so a
         coupling loop asks only if it uses them.
         """
         return self._state(energy_budget)[0]
@@ -533,8 +533,7 @@ class EntropySolver:
         if energy_budget:
             energy = self._energy.state_fields(d, self._inputs, self._options)
             energy.update(self._energy.step_fields(self._records, self._bind, self._options, self._last,
-                                                   trace=self._trace, end=(t, y, self._inputs, d),
-                                                   calls=self._calls))
+                                                   trace=self._trace, end=(t, y, self._inputs, d)))
         return SolverOutput(
             time=float(t), status=last.status, message=last.message, dt_actual=float(last.t_final - last.t0),
             **output_fields(d, self._inputs, self._options),

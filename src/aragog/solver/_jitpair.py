@@ -33,6 +33,12 @@ call of such a program waits for it. Each program compiles at most once whicheve
 thread gets there first (a lock per program), so the counters are those of one compile.
 ``compiler_options`` gives each program its own XLA options (e.g. a lower LLVM
 optimisation level for a rarely called program); they are part of its persistent-store key.
+
+Batched programs: an extra program named in ``batched`` is compiled for a chunk of C states
+at once (``jax.vmap`` over ``t`` (C,) and ``y`` (C, n), ``args`` shared), and
+:meth:`BoundPair.call_many` evaluates it at any number K of states in ceil(K/C) calls: one
+crossing into XLA per chunk instead of one per state (the energy budget's powers at every
+quadrature node of a solve).
 """
 
 from __future__ import annotations
@@ -63,12 +69,13 @@ _RESERVED = ("rhs", "jac")
 class _Program:
     """One function of ``(t, y, *flat_args)`` and, once compiled, its executable."""
 
-    __slots__ = ("name", "flat_fn", "compiled", "stats", "out_tree", "lock", "options", "lowered", "more")
+    __slots__ = ("name", "flat_fn", "compiled", "stats", "out_tree", "lock", "options", "lowered", "more", "chunk")
 
-    def __init__(self, name: str, flat_fn: Callable, stats: ProgramStats, options=None, more=()):
+    def __init__(self, name: str, flat_fn: Callable, stats: ProgramStats, options=None, more=(), chunk=None):
         self.name = name
         self.flat_fn = flat_fn
         self.more = tuple(more)  # abstract inputs after the args' (the corrector's step inputs)
+        self.chunk = chunk  # states per call of a batched program (None: one state)
         self.compiled = None
         self.stats = stats
         self.out_tree = None
@@ -107,10 +114,14 @@ class JitPair:
         corrector: ``(max_iters, check)`` adds the program ``"corrector"``: CVODE's Newton
             solve of one step (:func:`aragog.solver._corrector.make_corrector`), called as
             ``corrector(t, y_pred, *inputs, vectors, scalars, held)`` (banded Jacobian only).
+        batched: optional mapping ``extra name -> chunk size C``: that extra program is
+            compiled for C states per call, ``t`` (C,) and ``y`` (C, n_state), its outputs
+            with a leading axis C (:meth:`BoundPair.call_many`).
 
     Raises:
         ValueError: ``rhs_fn`` does not return shape ``(n_state,)``, a bad ``jacobian`` mode,
-            a reserved or duplicate extra name.
+            a reserved or duplicate extra name, a batched name that is not an extra or a
+            chunk size below 1.
     """
 
     @in_float64
@@ -130,6 +141,7 @@ class JitPair:
         store_key: str | None = None,
         compiler_options: Mapping[str, Mapping[str, Any]] | None = None,
         corrector: tuple[int, bool] | None = None,
+        batched: Mapping[str, int] | None = None,
     ):
         if jacobian not in ("banded", "dense"):
             raise ValueError(f"JitPair: jacobian must be 'banded' or 'dense', got {jacobian!r}")
@@ -194,11 +206,19 @@ class JitPair:
         unknown = set(options) - set(functions)
         if unknown:
             raise ValueError(f"JitPair: compiler_options for unknown programs {sorted(unknown)}")
+        chunks = {str(k): int(c) for k, c in (batched or {}).items()}
+        for key, size in chunks.items():
+            if key not in (extra or {}):
+                raise ValueError(f"JitPair: batched program {key!r} is not an extra program")
+            if size < 1:
+                raise ValueError(f"JitPair: batched program {key!r} needs a chunk size >= 1, got {size}")
         self._programs: dict[str, _Program] = {}
         for key, fn in functions.items():
             stats = ProgramStats()
+            if key in chunks:  # every state of the chunk against the same args
+                fn = jax.vmap(fn, in_axes=(0, 0, None))
             self._programs[key] = _Program(key, self._make_flat(key, fn, treedef, stats, len(more.get(key, ()))),
-                                           stats, options.get(key), more.get(key, ()))
+                                           stats, options.get(key), more.get(key, ()), chunks.get(key))
         self._background: list[threading.Thread] = []
 
         if not lazy:
@@ -219,9 +239,10 @@ class JitPair:
         flat.__qualname__ = flat.__name__
         return flat
 
-    def _abstract_inputs(self, more=()) -> list:
+    def _abstract_inputs(self, more=(), chunk=None) -> list:
         sds = jax.ShapeDtypeStruct
-        inputs = [sds((), jnp.float64), sds((self.n,), jnp.float64)]
+        lead = () if chunk is None else (chunk,)
+        inputs = [sds(lead, jnp.float64), sds(lead + (self.n,), jnp.float64)]
         return inputs + self._layout.abstract_inputs() + list(more)
 
     @in_float64
@@ -238,6 +259,9 @@ class JitPair:
         if self.store_key is None:
             return None
         program = (key, self._corrector_options) if key == "corrector" else key
+        chunk = self._programs[key].chunk
+        if chunk is not None:
+            program = (key, "batched", chunk)
         return repr((self.store_key, self.name, program, self.n, self.ml, self.mu, self.jacobian,
                      self._leaf_specs, self._layout.n_inputs, str(self._treedef)))
 
@@ -249,7 +273,7 @@ class JitPair:
         if hit is not None:
             self._finish(prog, *hit)
             return
-        prog.lowered = lower(prog.flat_fn, self._abstract_inputs(prog.more))
+        prog.lowered = lower(prog.flat_fn, self._abstract_inputs(prog.more, prog.chunk))
 
     def _compile_locked(self, prog: _Program) -> None:
         self._prepare_locked(prog)
@@ -384,6 +408,11 @@ class JitPair:
         return tuple(self._programs)
 
     @property
+    def batched_programs(self) -> dict[str, int]:
+        """``{name: states per call}`` of the batched programs (``BoundPair.call_many``)."""
+        return {key: prog.chunk for key, prog in self._programs.items() if prog.chunk is not None}
+
+    @property
     def args_signature(self) -> tuple:
         """``(treedef, ((leaf name, shape, dtype), ...))`` the pair was compiled for."""
         return self._treedef, tuple(
@@ -445,6 +474,7 @@ class JitPair:
     def call(self, name: str, t: float, y: np.ndarray, args: Any) -> Any:
         """Evaluate program ``name`` at ``(t, y, args)``; returns NumPy arrays (same pytree)."""
         prog = self._program(name)
+        _one_state(prog)
         t, y = self._check_state(t, y)
         inputs = self._layout.pack(self.flatten_args(args))
         t0 = time.perf_counter()
@@ -506,6 +536,13 @@ class JitPair:
         )
 
 
+def _one_state(prog: _Program) -> None:
+    """Refuse a one-state call of a batched program (it takes chunks of states)."""
+    if prog.chunk is not None:
+        raise ValueError(f"program {prog.name!r} is batched ({prog.chunk} states a call): "
+                         "use BoundPair.call_many")
+
+
 class BoundPair:
     """A :class:`JitPair` with one ``args`` bound: the integrator's callback object.
 
@@ -537,6 +574,8 @@ class BoundPair:
         self.corrector_layout = pair.corrector_layout
         self.corrector_check = None if pair._corrector_options is None else pair._corrector_options[1]
         self._corrector = None
+        #: the programs :meth:`call_many` evaluates (compiled for chunks of states)
+        self.batched_programs = pair.batched_programs
 
     @property
     def corrector(self) -> Callable | None:
@@ -595,11 +634,44 @@ class BoundPair:
     def call(self, name: str, t: float, y: np.ndarray) -> Any:
         """Evaluate program ``name`` with the bound args; NumPy arrays (same pytree)."""
         prog = self.pair._program(name)
+        _one_state(prog)
         t0 = time.perf_counter()
         out = prog.compiled(float(t), np.asarray(y, dtype=np.float64), *self._inputs)
         out = jax.tree_util.tree_map(np.array, out)
         stats = self._stats(name)
         stats.calls += 1
+        stats.call_seconds += time.perf_counter() - t0
+        return out
+
+    @in_float64
+    def call_many(self, name: str, t: np.ndarray, y: np.ndarray) -> Any:
+        """Evaluate the batched program ``name`` at K states: ``t`` (K,) [the program's time
+        unit], ``y`` (K, n); returns its outputs (NumPy, same pytree) with a leading axis K.
+
+        ceil(K/C) calls of the compiled chunk of C states (the last chunk filled with copies
+        of the last state, whose results are dropped); calls and seconds counted once per
+        chunk. K = 0 returns arrays with a leading axis 0 (the program is compiled for their
+        shapes)."""
+        prog = self.pair._program(name)
+        if prog.chunk is None:
+            raise ValueError(f"BoundPair.call_many: program {name!r} is not batched (use call)")
+        t = np.asarray(t, dtype=np.float64).reshape(-1)
+        y = np.asarray(y, dtype=np.float64).reshape(len(t), self.n)
+        size = prog.chunk
+        k = len(t)
+        n_chunks = max(1, -(-k // size))
+        pad = n_chunks * size - k
+        if pad:
+            last_t = t[-1:] if k else np.zeros(1)
+            last_y = y[-1:] if k else np.zeros((1, self.n))
+            t = np.concatenate([t, np.repeat(last_t, pad)])
+            y = np.concatenate([y, np.repeat(last_y, pad, axis=0)])
+        compiled, inputs = prog.compiled, self._inputs
+        t0 = time.perf_counter()
+        parts = [compiled(t[i:i + size], y[i:i + size], *inputs) for i in range(0, n_chunks * size, size)]
+        out = jax.tree_util.tree_map(lambda *xs: np.concatenate([np.asarray(x) for x in xs])[:k], *parts)
+        stats = self._stats(name)
+        stats.calls += n_chunks
         stats.call_seconds += time.perf_counter() - t0
         return out
 

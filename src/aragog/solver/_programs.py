@@ -18,7 +18,7 @@ from aragog._jax import jnp
 from aragog.solver._budget import power_columns
 from aragog.solver._jitpair import JitPair
 
-__all__ = ["COMPILER_OPTIONS", "Programs", "fused_programs"]
+__all__ = ["COMPILER_OPTIONS", "POWERS_CHUNK", "Programs", "fused_programs"]
 
 
 #: XLA options per program of the fused mode (passed to jax.stages.Lowered.compile; the
@@ -55,6 +55,13 @@ COMPILER_OPTIONS: dict[str, dict] = {
 }
 
 
+#: states per call of the energy budget's "powers" program (compiled for a chunk of states,
+#: ``BoundPair.call_many``): get_state evaluates it at every output time of a solve (and at
+#: its steps where a boundary flux depends on the state). One state a call cost ~90 us at 60
+#: cells, nearly all of it the crossing into XLA; a chunk of 32 costs ~20-30 us a state.
+POWERS_CHUNK = 32
+
+
 def fused_programs(options, inputs, jacobian: str = "banded", store: str | None = None) -> JitPair:
     """Compiled programs for ``options`` and inputs shaped like ``inputs`` (compiled at first
     use, or by :meth:`JitPair.start`). ``jacobian``: "banded" (colored forward-mode
@@ -73,7 +80,7 @@ def fused_programs(options, inputs, jacobian: str = "banded", store: str | None 
         "powers": functools.partial(_powers, options=options),
     }
     return JitPair(functools.partial(_rhs, options=options), n_state, inputs, ml, mu, jacobian=jacobian,
-                   extra=extra, lazy=True, store_key=store, corrector=corrector,
+                   extra=extra, lazy=True, store_key=store, corrector=corrector, batched={"powers": POWERS_CHUNK},
                    compiler_options={k: v for k, v in COMPILER_OPTIONS.items() if k != "corrector" or corrector})
 
 
