@@ -185,6 +185,29 @@ def test_trace_returns_the_steps_and_changes_nothing(method):
     np.testing.assert_allclose(y[:, 0], np.exp(-k * t), rtol=1e-7, atol=1e-12)
 
 
+@needs_cvode
+def test_max_step_growth_bounds_every_step_ratio():
+    """``max_step_growth`` g (CVodeSetEtaMax): after CVODE's first ten steps (where its own
+    first-step rules apply), no accepted step exceeds g times the one before; the step sizes
+    are read from the trace, so the bound is checked on every step, not on a summary. With
+    CVODE's own 10 the decay's steps grow faster than 1.5 somewhere (so the check can fail),
+    and both runs reach the solution to their tolerance. A value <= 1 is refused."""
+    k = 2.0
+    t_eval = np.array([0.0, 20.0])
+    runs = {}
+    for growth in (None, 1.5):
+        res = integrate(decay_problem(k), t_eval, np.ones(3), method="cvode", rtol=1e-6, atol=1e-12, trace=True,
+                        max_step_growth=growth)
+        assert res.status == 0, res.message
+        np.testing.assert_allclose(res.y[-1], np.exp(-k * 20.0), rtol=1e-4, atol=1e-11)
+        h = np.diff(res.trace[0])
+        runs[growth] = h[11:-1] / h[10:-2]  # the last step is cut to reach the stop time
+    assert runs[None].max() > 1.5
+    assert runs[1.5].max() <= 1.5 * (1.0 + 1e-12)
+    with pytest.raises(ValueError, match="max_step_growth must be > 1"):
+        integrate(decay_problem(k), t_eval, np.ones(3), method="cvode", max_step_growth=1.0)
+
+
 @pytest.mark.parametrize("method", BACKENDS)
 def test_trace_keeps_max_steps_and_events(method):
     """The trace ends where the integration ended: at the event, or at the step where

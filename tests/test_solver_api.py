@@ -208,3 +208,26 @@ def test_validate_and_run_start_from_the_same_state(solved):
     S = fresh.get_state().S_final
     probe = probe_initial_state(solved.parameters)
     assert probe.S_range == (float(S.min()), float(S.max()))
+
+
+def test_max_step_growth_reaches_cvode(monkeypatch):
+    """``solver.max_step_growth`` is what the solver hands CVODE (``integrate``'s
+    ``max_step_growth``; tests/test_backends.py checks CVODE keeps every step ratio under
+    it), and the default is CVODE's own 10."""
+    import aragog.solver._entropy_solver as entropy_solver  # private: the solver's call of integrate
+
+    seen = []
+    real = entropy_solver.integrate
+
+    def spy(*args, **kw):
+        seen.append(kw.get("max_step_growth"))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(entropy_solver, "integrate", spy)
+    for over, expected in (({}, 10.0), ({"solver.max_step_growth": 2.0}, 2.0)):
+        params = load_config(TOY_EARTH, overrides={"mesh.number_of_nodes": 12, "solver.end_time": 1.0, **over})
+        solver = EntropySolver(params)
+        solver.initialize()
+        solver.solve()
+        assert solver.get_state().status == 0
+        assert seen[-1] == expected

@@ -71,6 +71,7 @@ class SolverParams:
     rtol: float = _f("solver", "rtol")  # -
     tsurf_poststep_change: float = _f("solver", "tsurf_poststep_change")  # K, unused
     max_steps: int = _f("solver", "max_steps")
+    max_step_growth: float = _f("solver", "max_step_growth")  # -, CVODE's etamax
     warm_start: bool = _f("solver", "warm_start")
     wall_time_limit: float = _f("solver", "wall_time_limit")  # s, 0: no limit
     output_points: int = _f("solver", "output_points")

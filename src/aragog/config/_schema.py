@@ -142,6 +142,10 @@ _SOLVER = {
                 lo_open=True, hi_open=True),
     "tsurf_poststep_change": _any("K", "accepted for compatibility; unused in this version", 30.0),
     "max_steps": Key("int", 100000, "", "integrator step budget per solve", lo=1),
+    "max_step_growth": Key("float", 10.0, "-", "cvode: the largest factor by which a step may exceed the one "
+                           "before (CVodeSetEtaMax; CVODE's own default, 10). 2 keeps CVODE from cycling "
+                           "between long steps whose Newton iteration fails at a melt front and cuts "
+                           "(docs/solver.md, \"Step growth at a melt front\")", lo=1.0, lo_open=True),
     "warm_start": _bool("cvode: a solve that continues the previous one (its start time and state) "
                         "keeps CVODE's step size, order and Jacobian when the right-hand side at the "
                         "start changed by less than the tolerance (docs/solver.md, \"Warm start\")", True),
@@ -343,6 +347,7 @@ USED_ONLY_WITH: dict[str, tuple[str, tuple]] = {
     "mesh.eos_file": ("mesh.eos_method", (2,)),
     "solver.warm_start": ("solver.method", ("cvode",)),
     "solver.newton": ("solver.method", ("cvode",)),
+    "solver.max_step_growth": ("solver.method", ("cvode",)),
 }
 #: Keys of :data:`USED_ONLY_WITH` that a config file gives whatever the settings: the
 #: upstream aragog's format requires both initial temperatures. Like a required key, one of

@@ -439,7 +439,8 @@ class EntropySolver:
             atol = absolute_tolerances(float(sp.atol), len(y0), self._inputs, self._options)
             result = integrate(problem, t_eval, y0, method=method, rtol=float(sp.rtol), atol=atol,
                                max_steps=int(sp.max_steps), event=event, warm=self._warm_start(method),
-                               trace=needs_step_trace(self._options), newton=sp.newton)
+                               trace=needs_step_trace(self._options), newton=sp.newton,
+                               max_step_growth=float(sp.max_step_growth))
             t_out, y_out = result.t, result.y
             status, message = result.status, result.message
             t_final, y_final = result.t_final, result.y_final

@@ -84,10 +84,12 @@ logger = logging.getLogger("aragog.solver.backends")
 
 
 def _cvode(problem, t_eval, y0, *, rtol, atol, max_steps, event, linsolver, first_step, max_step,
-           nonlin_conv_coef, newton_check, warm, trace, newton) -> IntegrationResult:
+           nonlin_conv_coef, newton_check, warm, trace, newton, max_step_growth) -> IntegrationResult:
     from aragog.solver.backends._cvode import integrate_cvode
 
     extra = {} if nonlin_conv_coef is None else {"nonlin_conv_coef": float(nonlin_conv_coef)}
+    if max_step_growth is not None:
+        extra["max_step_growth"] = float(max_step_growth)
     return integrate_cvode(
         problem, t_eval, y0, rtol=rtol, atol=atol, max_steps=max_steps, event=event,
         linsolver=linsolver, first_step=first_step, max_step=max_step, warm=warm,
@@ -97,7 +99,7 @@ def _cvode(problem, t_eval, y0, *, rtol, atol, max_steps, event, linsolver, firs
 
 def _scipy(name: str) -> Backend:
     def run(problem, t_eval, y0, *, rtol, atol, max_steps, event, linsolver, first_step, max_step,
-            nonlin_conv_coef, newton_check, warm, trace, newton) -> IntegrationResult:
+            nonlin_conv_coef, newton_check, warm, trace, newton, max_step_growth) -> IntegrationResult:
         # scipy imports on first use, so that importing this package stays light
         from aragog.solver.backends._scipy_ivp import integrate_scipy
 
@@ -198,6 +200,7 @@ def integrate(
     warm=None,
     trace: bool = False,
     newton: str = "auto",
+    max_step_growth: float | None = None,
 ) -> IntegrationResult:
     """Integrate ``dy/dt = f(t, y)`` from ``t_eval[0]`` and report at every ``t_eval``.
 
@@ -244,6 +247,9 @@ def integrate(
             ``"callbacks"`` by SUNDIALS' Newton solver calling ``rhs_into`` / ``jac_into``,
             ``"auto"`` (default) compiled where the problem has one (docs/solver.md, "One
             compiled call per step"). The scipy back ends ignore it.
+        max_step_growth: CVODE only: the largest factor by which a step may exceed the one
+            before (``CVodeSetEtaMax``, SUNDIALS >= 6.2; ``None``: CVODE's own, 10). The
+            scipy back ends ignore it.
 
     Returns:
         :class:`IntegrationResult`; ``integrator`` names what actually ran.
@@ -274,6 +280,8 @@ def integrate(
 
     if nonlin_conv_coef is not None and not 0.0 < float(nonlin_conv_coef) < 1.0:
         raise ValueError(f"integrate: nonlin_conv_coef must be in (0, 1), got {nonlin_conv_coef!r}")
+    if max_step_growth is not None and not float(max_step_growth) > 1.0:
+        raise ValueError(f"integrate: max_step_growth must be > 1, got {max_step_growth!r}")
     if name == "cvode" and not cvode_available():
         _refuse_a_named_library()
         fallback = "scipy-bdf"
@@ -289,5 +297,5 @@ def integrate(
         problem, t_eval, y0, rtol=rtol, atol=atol, max_steps=max_steps, event=event,
         linsolver=linsolver, first_step=first_step, max_step=max_step,
         nonlin_conv_coef=nonlin_conv_coef, newton_check=newton_check, warm=warm, trace=bool(trace),
-        newton=newton,
+        newton=newton, max_step_growth=max_step_growth,
     )

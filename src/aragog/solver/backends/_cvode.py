@@ -53,6 +53,8 @@ logger = logging.getLogger("aragog.solver.backends.cvode")
 #: rtol 1e-6; 1e-3 together with the checked Newton iterate keeps every case within 4e-6,
 #: in no more steps than scipy BDF.
 NONLIN_CONV_COEF = 1e-3
+#: CVODE's own largest step growth factor after its first steps (``etamx3``; SUNDIALS 6-7).
+CVODE_MAX_STEP_GROWTH = 10.0
 #: Newton iterations per attempt (CVODE's default is 3).
 MAX_NEWTON_ITERS = 4
 #: Whether the accepted Newton iterate is checked by default (``integrate(...,
@@ -290,7 +292,8 @@ class _Run:
 
 
 def _configure(run: _Run, t0, rtol, atol, *, max_steps, event, first_step, max_step, min_step,
-               max_order, tstop, nonlin_conv_coef, verify_newton, log: _SundialsLog) -> None:
+               max_order, tstop, nonlin_conv_coef, verify_newton, log: _SundialsLog,
+               max_step_growth=None) -> None:
     """Initialise CVODE and set its options; raises ``ValueError`` naming the call that
     rejected its input."""
     lib, mem = run.lib, run.mem
@@ -320,6 +323,10 @@ def _configure(run: _Run, t0, rtol, atol, *, max_steps, event, first_step, max_s
     if verify_newton and run.newton is None:
         check(run.verify_newton(MAX_NEWTON_ITERS), "the checked Newton solver")
     check(lib.CVodeSetNonlinConvCoef(mem, float(nonlin_conv_coef)), "CVodeSetNonlinConvCoef")
+    if max_step_growth is not None and not (lib.CVodeSetEtaMax is None and max_step_growth == CVODE_MAX_STEP_GROWTH):
+        if lib.CVodeSetEtaMax is None:
+            raise ValueError(f"max_step_growth needs CVodeSetEtaMax (SUNDIALS >= 6.2); {lib.describe()} has none")
+        check(lib.CVodeSetEtaMax(mem, float(max_step_growth)), "CVodeSetEtaMax")
     if event is not None:
         check(lib.CVodeRootInit(mem, 1, run.c_root), "CVodeRootInit")
     if first_step:
@@ -450,6 +457,7 @@ def integrate_cvode(
     warm: WarmStart | None = None,
     trace: bool = False,
     newton: str = "auto",
+    max_step_growth: float | None = None,
 ) -> IntegrationResult:
     """Integrate with CVODE; see :func:`aragog.solver.backends.integrate` for the arguments.
 
@@ -470,6 +478,10 @@ def integrate_cvode(
     Jacobian), ``"auto"`` compiled where the problem has a corrector program that checks
     its iterates as ``verify_newton`` says, ``linsolver`` is "band" and the library allows
     it (:func:`compiled_newton_available`); ``result.info["newton"]`` says which ran.
+    ``max_step_growth``: CVODE's ``etamax`` (``CVodeSetEtaMax``), the largest ratio of a
+    step to the one before (``None``: CVODE's own, 10); a library without the function
+    (SUNDIALS < 6.2) takes only :data:`CVODE_MAX_STEP_GROWTH` and rejects any other value with
+    status -22, naming it.
     """
     wall0 = time.perf_counter()
     if verify_newton is None:
@@ -512,7 +524,7 @@ def integrate_cvode(
             _configure(run, t_eval[0], rtol, atol, max_steps=max_steps, event=event,
                        first_step=first_step, max_step=max_step, min_step=min_step,
                        max_order=max_order, tstop=tstop, nonlin_conv_coef=nonlin_conv_coef,
-                       verify_newton=verify_newton, log=log)
+                       verify_newton=verify_newton, max_step_growth=max_step_growth, log=log)
         except ValueError:
             run.close()
             raise
@@ -536,7 +548,7 @@ def integrate_cvode(
         signature = _Signature(n, guard.ml, guard.mu, linsolver, bool(guard.has_jac), float(rtol), atol_key,
                                int(max_steps), event is not None, first_step, max_step, min_step,
                                max_order, float(nonlin_conv_coef), bool(verify_newton), bool(stop_at_end),
-                               corrector is not None)
+                               corrector is not None, max_step_growth)
         try:
             run, mode, jump = _warm_begin(warm, guard, t_eval, y0, signature, rtol, atol, setup, event_key)
         except ValueError as exc:

@@ -342,6 +342,13 @@ def _loaded_file(name: str) -> str:
     return name
 
 
+#: Functions of newer SUNDIALS 6 releases only: an attribute ``None`` where the library lacks
+#: them (``CVodeSetEtaMax`` came with SUNDIALS 6.2).
+_OPTIONAL_SIGNATURES = {
+    "CVodeSetEtaMax": (_int, [_ptr, _real]),
+}
+
+
 class _Library:
     """The CVODE shared library with typed functions as attributes; ``version``
     (major, minor, patch, label), ``index_bits``, ``path`` and ``source`` (where it was
@@ -366,6 +373,11 @@ class _Library:
             fn = getattr(cdll, name)  # AttributeError: not a CVODE library
             fn.restype = index if restype is _index else restype
             fn.argtypes = [index if a is _index else a for a in argtypes]
+            setattr(self, name, fn)
+        for name, (restype, argtypes) in _OPTIONAL_SIGNATURES.items():  # None where the library has none
+            fn = getattr(cdll, name, None)
+            if fn is not None:
+                fn.restype, fn.argtypes = restype, argtypes
             setattr(self, name, fn)
 
     @property
