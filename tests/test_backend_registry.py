@@ -106,7 +106,7 @@ def test_integrate_dispatches_through_backends(monkeypatch, method, name):
     assert res.integrator == "recorded"
     assert calls == [dict(rtol=1e-7, atol=1e-9, max_steps=5000, event=None, linsolver="band",
                           first_step=None, max_step=None, nonlin_conv_coef=0.01, newton_check=None,
-                          warm=None, trace=False, newton="auto")]
+                          warm=None, trace=False, newton="auto", max_step_growth=None)]
 
 
 def test_cvode_fallback_goes_through_backends(monkeypatch):
