@@ -19,6 +19,7 @@ before the gate a freezing base reached g = -0.94 (3,300 K below the cell above)
     python tools/mush_matrix.py --cases bundled-3000-e0.5-n40 --json out.json
     python tools/mush_matrix.py --spider-dir ../shared/data/spider-RTmelt
     python tools/mush_matrix.py --fast --perturb 3 --newton compiled   # ensembles: rtol x (1 + j 1e-6)
+    python tools/mush_matrix.py --fast --perturb 3 --set solver.max_step_growth=2
 
 The SPIDER cases need a SPIDER table set (``--spider-dir``; default
 ``../shared/data/spider-RTmelt`` beside the repository, skipped when absent). The MgSiO3
@@ -136,12 +137,14 @@ def local_minimum_melt_fraction(S: np.ndarray, S_sol: np.ndarray, S_liq: np.ndar
 
 
 def run_case(case: Case, variant: str, spider_dir: Path, max_steps: int = 100000, newton: str = "callbacks",
-             rtol_factor: float = 1.0) -> dict:
+             rtol_factor: float = 1.0, settings: dict | None = None) -> dict:
     """One run; the result as a JSON-able dict (``newton``: ``solver.newton``; ``rtol_factor``
-    scales the case's ``solver.rtol``, for the ensembles of ``--perturb``)."""
+    scales the case's ``solver.rtol``, for the ensembles of ``--perturb``; ``settings``:
+    ``{"section.key": value}`` applied after the case's and the variant's, from ``--set``)."""
     from aragog import EntropySolver, load_config
 
-    over = case.overrides(spider_dir) | VARIANTS[variant] | {"solver.max_steps": max_steps, "solver.newton": newton}
+    over = (case.overrides(spider_dir) | VARIANTS[variant] | {"solver.max_steps": max_steps, "solver.newton": newton}
+            | dict(settings or {}))
     params = load_config(BASE_CONFIG, overrides=over)
     params.solver.rtol *= float(rtol_factor)
     solver = EntropySolver(params)
@@ -221,7 +224,13 @@ def main(argv=None) -> int:
                     help="also run each case K more times with solver.rtol x (1 + j 1e-6), j = 1..K, and "
                          "print each ensemble's steps: in the mush the step count is chaotic (docs/solver.md, "
                          "\"One compiled call per step\"), so one run compares nothing")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a config setting for every run, as the command line's --set (repeatable), e.g. "
+                         "solver.max_step_growth=2")
     args = ap.parse_args(argv)
+    from aragog.config import parse_overrides
+
+    settings = parse_overrides(args.set)
 
     spider_dir = Path(args.spider_dir)
     cases = [case_by_name(n) for n in args.cases.split(",")] if args.cases else CASES
@@ -235,7 +244,8 @@ def main(argv=None) -> int:
             continue
         for variant in variants:
             for j in range(max(args.perturb, 0) + 1):
-                rows.append(run_case(case, variant, spider_dir, newton=args.newton, rtol_factor=1.0 + j * 1e-6))
+                rows.append(run_case(case, variant, spider_dir, newton=args.newton, rtol_factor=1.0 + j * 1e-6,
+                                     settings=settings))
                 print(f"  {case.name} {variant} rtol x {1.0 + j * 1e-6:.6f}: status {rows[-1]['status']}, "
                       f"{rows[-1]['steps']} steps", file=sys.stderr, flush=True)
     print(report(rows))
