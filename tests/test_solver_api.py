@@ -213,7 +213,7 @@ def test_validate_and_run_start_from_the_same_state(solved):
 def test_max_step_growth_reaches_cvode(monkeypatch):
     """``solver.max_step_growth`` is what the solver hands CVODE (``integrate``'s
     ``max_step_growth``; tests/test_backends.py checks CVODE keeps every step ratio under
-    it), and the default is CVODE's own 10."""
+    it); the default is 2 (CVODE's own is 10)."""
     import aragog.solver._entropy_solver as entropy_solver  # private: the solver's call of integrate
 
     seen = []
@@ -224,7 +224,7 @@ def test_max_step_growth_reaches_cvode(monkeypatch):
         return real(*args, **kw)
 
     monkeypatch.setattr(entropy_solver, "integrate", spy)
-    for over, expected in (({}, 10.0), ({"solver.max_step_growth": 2.0}, 2.0)):
+    for over, expected in (({}, 2.0), ({"solver.max_step_growth": 10.0}, 10.0)):
         params = load_config(TOY_EARTH, overrides={"mesh.number_of_nodes": 12, "solver.end_time": 1.0, **over})
         solver = EntropySolver(params)
         solver.initialize()

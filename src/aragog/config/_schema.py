@@ -142,8 +142,8 @@ _SOLVER = {
                 lo_open=True, hi_open=True),
     "tsurf_poststep_change": _any("K", "accepted for compatibility; unused in this version", 30.0),
     "max_steps": Key("int", 100000, "", "integrator step budget per solve", lo=1),
-    "max_step_growth": Key("float", 10.0, "-", "cvode: the largest factor by which a step may exceed the one "
-                           "before (CVodeSetEtaMax; CVODE's own default, 10). 2 keeps CVODE from cycling "
+    "max_step_growth": Key("float", 2.0, "-", "cvode: the largest factor by which a step may exceed the one "
+                           "before (CVodeSetEtaMax; CVODE's own default is 10). 2 keeps CVODE from cycling "
                            "between long steps whose Newton iteration fails at a melt front and cuts "
                            "(docs/solver.md, \"Step growth at a melt front\")", lo=1.0, lo_open=True),
     "warm_start": _bool("cvode: a solve that continues the previous one (its start time and state) "
