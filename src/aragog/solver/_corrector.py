@@ -53,6 +53,10 @@ first part ends the test of the previous update. So the RHS, the LU and the tria
 solve each appear once in the program, and the set-up's branches stay out of the
 iterations (replayed on 2000 steps of the demo: 237-250 us a call, against 258-322 us for
 an earlier form with the RHS twice and 266-286 us with the set-up inside the one loop).
+The linear solve holds the LU's row permutation, not LAPACK's pivots: jax.scipy's
+``lu_solve`` converts pivots to a permutation in a loop of n steps at every call, which
+inside the iteration loop cost 8-10 % of the program (tools/profile_solves.py step-cost
+on tests/earth_toy.toml, pinned: 312-327 us a step against 335-361, the same steps).
 It keeps XLA's default fusion emitters: compiled with the older ones (as the RHS and the
 Jacobian programs are), the right-hand side inside its loop came out 2e-10 from the RHS
 program's (1e-13 with the default emitters), the corrections 1e-7 apart, and the mush
@@ -103,7 +107,7 @@ class CorrectorLayout(NamedTuple):
       passes already made for this step attempt (by an earlier call that returned
       :data:`FLAG_JAC`; else 0);
     - ``held`` ``(n + ml + mu + 3, n)``: rows ``0..n-1`` the LU factors of ``M``, then the
-      band Jacobian (``ml + mu + 1`` rows), the pivots (as floats) and one row whose first
+      band Jacobian (``ml + mu + 1`` rows), the row permutation of the LU (as floats) and one row whose first
       entry is ``gamma_p``.
     """
 
@@ -195,11 +199,17 @@ def make_corrector(rhs: Callable, layout: CorrectorLayout, max_iters: int, check
 
         def factor():
             dense = jnp.zeros((n, n), J.dtype).at[rows_v, cols_v].set(J[valid])
-            lu, pivots, _ = jax.lax.linalg.lu(eye - gamma * dense)
-            return lu, pivots.astype(jnp.float64)
+            lu, _, perm = jax.lax.linalg.lu(eye - gamma * dense)
+            return lu, perm.astype(jnp.float64)
 
-        def solve(lu, pivots, gamma_p, b):
-            x = jax.scipy.linalg.lu_solve((lu, pivots.astype(jnp.int32)), b)
+        # P M = L U with the row permutation ``perm`` (held as floats, converted once a
+        # pass): M x = b is L U x = b[perm], two triangular solves. (jax.scipy's lu_solve
+        # turns LAPACK's pivots into that permutation in a loop of n steps at every call:
+        # inside the iteration loop that loop cost more than the solves.)
+        def solve(lu, perm, gamma_p, b):
+            z = jax.lax.linalg.triangular_solve(lu, b[perm][:, None], left_side=True, lower=True,
+                                                unit_diagonal=True)
+            x = jax.lax.linalg.triangular_solve(lu, z, left_side=True, lower=False)[:, 0]
             ratio = gamma / gamma_p
             return jnp.where(ratio != 1.0, x * (2.0 / (1.0 + ratio)), x)
 
@@ -208,13 +218,13 @@ def make_corrector(rhs: Callable, layout: CorrectorLayout, max_iters: int, check
         # second takes the next update.
         def iterate(p):
             p = dict(p)
-            m, counts, lu, pivots, gamma_p = p["m"], p["counts"], p["lu"], p["pivots"], p["gamma_p"]
+            m, counts, lu, perm, gamma_p = p["m"], p["counts"], p["lu"], p["perm"], p["gamma_p"]
             start = m == 0
             c = p["c"]
             f = rhs(t, y_pred + c, args)
             ok = jnp.all(jnp.isfinite(f))
             counts = counts.at[1].add(1)
-            x = solve(lu, pivots, gamma_p, -(rl1 * zn1 + c - gamma * f))
+            x = solve(lu, perm, gamma_p, -(rl1 * zn1 + c - gamma * f))
             dl = wrms(x)
 
             # the previous update's outcome: 0 iterating, 1 converged, 2 failed (conv), 3 failed (rhs)
@@ -250,14 +260,14 @@ def make_corrector(rhs: Callable, layout: CorrectorLayout, max_iters: int, check
             s = dict(s)
             setup = s["setup"]
             do_factor = setup >= 1
-            lu, pivots = jax.lax.cond(do_factor, factor, lambda: (s["lu"], s["pivots"]))
+            lu, perm = jax.lax.cond(do_factor, factor, lambda: (s["lu"], s["perm"]))
             gamma_p = jnp.where(do_factor, gamma, s["gamma_p"])
             jcur = jnp.where(do_factor, setup == 2, s["jcur"])
             p = {"status": jnp.int32(0), "m": jnp.int32(0), "c": jnp.zeros(n), "conv": jnp.array(False),
                  "stop": jnp.array(False), "ok0": jnp.array(True), "f": jnp.full(n, jnp.nan),
                  "crate": jnp.where(do_factor, 1.0, s["crate"]), "delp": s["delp"],
                  "counts": s["counts"].at[3].add(do_factor.astype(jnp.int32)),
-                 "lu": lu, "pivots": pivots, "gamma_p": gamma_p}
+                 "lu": lu, "perm": jnp.round(perm).astype(jnp.int32), "gamma_p": gamma_p}
             p = jax.lax.while_loop(lambda p: p["status"] == 0, iterate, p)
             status = p["status"]
             failed = (status == 2) | ((status == 3) & p["ok0"])  # not after a failed first residual
@@ -266,19 +276,19 @@ def make_corrector(rhs: Callable, layout: CorrectorLayout, max_iters: int, check
             flag = jnp.where(status == 1, FLAG_SUCCESS, jnp.where(status == 3, FLAG_RHS, FLAG_CONV))
             flag = jnp.where(redo & new_jacobian, FLAG_JAC, flag)
             return {"running": redo & ~new_jacobian, "k": s["k"] + 1, "setup": jnp.int32(1), "c": p["c"],
-                    "f": p["f"], "flag": flag.astype(jnp.int32), "lu": lu, "pivots": pivots,
+                    "f": p["f"], "flag": flag.astype(jnp.int32), "lu": lu, "perm": perm,
                     "gamma_p": gamma_p, "crate": p["crate"], "delp": p["delp"], "jcur": jcur,
                     "counts": p["counts"].at[6].add((status != 1).astype(jnp.int32))}
 
         init = {
             "running": jnp.array(True), "k": jnp.round(passes0).astype(jnp.int32),
             "setup": jnp.round(setup0).astype(jnp.int32), "c": jnp.zeros(n), "f": jnp.full(n, jnp.nan),
-            "flag": jnp.int32(FLAG_CONV), "lu": held[:n], "pivots": held[r_end], "gamma_p": held[-1, 0],
+            "flag": jnp.int32(FLAG_CONV), "lu": held[:n], "perm": held[r_end], "gamma_p": held[-1, 0],
             "crate": crate0, "delp": delp0, "jcur": jnp.array(False),
             "counts": jnp.zeros(7, jnp.int32),  # iters, rhs, jac (0), setups, checks, checks_failed, conv_fails
         }
         s = jax.lax.while_loop(lambda s: s["running"] & (s["k"] < MAX_ATTEMPTS), attempt, init)
-        held = jnp.concatenate([s["lu"], J, s["pivots"][None, :], jnp.zeros((1, n)).at[0, 0].set(s["gamma_p"])])
+        held = jnp.concatenate([s["lu"], J, s["perm"][None, :], jnp.zeros((1, n)).at[0, 0].set(s["gamma_p"])])
         info = jnp.concatenate([jnp.stack([s["flag"].astype(jnp.float64), s["crate"], s["jcur"].astype(jnp.float64)]),
                                 s["counts"].astype(jnp.float64), jnp.stack([s["delp"], s["k"].astype(jnp.float64)])])
         return s["c"], s["f"], info, held
