@@ -8,8 +8,9 @@ what it returns; the enthalpy and the heat content are NumPy on the EOS
 (:mod:`aragog.physics._heat_content`). The result is cached per solve. What a
 ``get_state`` of a coupling loop pays for it (docs/solver.md, "What get_state costs"):
 the "powers" program at every quadrature node, compiled for chunks of states
-(``BoundPair.call_many``: one call per chunk instead of one per node), one "diagnostics" call for the window's first state (the last is the
-state ``get_state`` evaluated anyway), and the NumPy quadratures.
+(``BoundPair.call_many``: one call per chunk instead of one per node), one "diagnostics"
+call for the window's first state (the last is the state ``get_state`` evaluated anyway),
+and the NumPy quadratures.
 
 Step fields (energies in J over the solve window [t0, t1], positive into the mantle;
 upstream aragog's definitions, fwl-aragog 26.10.22, ``_compute_step_energy_integrals``,

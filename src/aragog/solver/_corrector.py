@@ -107,8 +107,8 @@ class CorrectorLayout(NamedTuple):
       passes already made for this step attempt (by an earlier call that returned
       :data:`FLAG_JAC`; else 0);
     - ``held`` ``(n + ml + mu + 3, n)``: rows ``0..n-1`` the LU factors of ``M``, then the
-      band Jacobian (``ml + mu + 1`` rows), the row permutation of the LU (as floats) and one row whose first
-      entry is ``gamma_p``.
+      band Jacobian (``ml + mu + 1`` rows), the row permutation of the LU (as floats) and
+      one row whose first entry is ``gamma_p``.
     """
 
     n: int

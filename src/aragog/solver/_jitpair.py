@@ -258,10 +258,13 @@ class JitPair:
     def _store_key(self, key: str) -> str | None:
         if self.store_key is None:
             return None
-        program = (key, self._corrector_options) if key == "corrector" else key
         chunk = self._programs[key].chunk
-        if chunk is not None:
+        if key == "corrector":
+            program = (key, self._corrector_options)
+        elif chunk is not None:
             program = (key, "batched", chunk)
+        else:
+            program = key
         return repr((self.store_key, self.name, program, self.n, self.ml, self.mu, self.jacobian,
                      self._leaf_specs, self._layout.n_inputs, str(self._treedef)))
 

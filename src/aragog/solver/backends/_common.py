@@ -52,8 +52,8 @@ class Backend(Protocol):
     :func:`aragog.solver.backends.integrate` checks the arguments, resolves the method name
     and the CVODE fallback, then calls the back end with every option as a keyword; a back
     end ignores the options it has no use for (the scipy back ends: ``linsolver``,
-    ``nonlin_conv_coef``, ``newton_check``, ``warm``, ``newton``, ``max_step_growth``) and returns an :class:`IntegrationResult` whose
-    ``integrator`` is its name in ``BACKENDS``.
+    ``nonlin_conv_coef``, ``newton_check``, ``warm``, ``newton``, ``max_step_growth``) and
+    returns an :class:`IntegrationResult` whose ``integrator`` is its name in ``BACKENDS``.
     """
 
     def __call__(

@@ -323,10 +323,11 @@ def _configure(run: _Run, t0, rtol, atol, *, max_steps, event, first_step, max_s
     if verify_newton and run.newton is None:
         check(run.verify_newton(MAX_NEWTON_ITERS), "the checked Newton solver")
     check(lib.CVodeSetNonlinConvCoef(mem, float(nonlin_conv_coef)), "CVodeSetNonlinConvCoef")
-    if max_step_growth is not None and not (lib.CVodeSetEtaMax is None and max_step_growth == CVODE_MAX_STEP_GROWTH):
-        if lib.CVodeSetEtaMax is None:
+    if max_step_growth is not None:
+        if lib.CVodeSetEtaMax is not None:
+            check(lib.CVodeSetEtaMax(mem, float(max_step_growth)), "CVodeSetEtaMax")
+        elif max_step_growth != CVODE_MAX_STEP_GROWTH:  # (an older library grows by its own 10)
             raise ValueError(f"max_step_growth needs CVodeSetEtaMax (SUNDIALS >= 6.2); {lib.describe()} has none")
-        check(lib.CVodeSetEtaMax(mem, float(max_step_growth)), "CVodeSetEtaMax")
     if event is not None:
         check(lib.CVodeRootInit(mem, 1, run.c_root), "CVodeRootInit")
     if first_step:

@@ -54,7 +54,7 @@ class _Signature(NamedTuple):
     verify_newton: bool
     tstop: bool
     compiled_newton: bool
-    max_step_growth: float | None = None
+    max_step_growth: float | None
 
 
 
