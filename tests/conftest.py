@@ -30,7 +30,7 @@ os.environ.pop("JAX_COMPILATION_CACHE_DIR", None)
 
 # Compiling is most of the suite's time. The suite, as the caller, compiles every program
 # with XLA:CPU's older elemental fusion emitters, as aragog compiles its own right-hand
-# side, Jacobian, diagnostics and energy-budget programs (aragog.solver._programs.
+# side, Jacobian, diagnostics and energy-budget programs (aragog.solver._fused_programs.
 # COMPILER_OPTIONS): 0.55-0.7 of the compile time, the same results to rounding. The tests'
 # own jax.jit of physics functions and the EOS models take most of the gain (180 -> 118 s
 # for test_physics, test_core_modes and the EOS model tests on 2 cores). Set before JAX's
@@ -40,7 +40,7 @@ os.environ.pop("JAX_COMPILATION_CACHE_DIR", None)
 # each is called a few times, so its compile is nearly all of its cost (test_physics,
 # test_core_modes, test_accuracy and test_mush: 130 -> 92 s on 2 cores). aragog's hot
 # programs state XLA's full optimisation in their own compile options
-# (aragog.solver._programs.COMPILER_OPTIONS), so the solves run as a user's do, with the
+# (aragog.solver._fused_programs.COMPILER_OPTIONS), so the solves run as a user's do, with the
 # same steps; the probe compiles at level 0 anyway.
 _TEST_XLA_FLAGS = {"xla_cpu_use_fusion_emitters": "false", "xla_backend_optimization_level": "0",
                    "xla_llvm_disable_expensive_passes": "true"}
@@ -94,7 +94,7 @@ def _cold_compiles(request, monkeypatch):
         return
     from aragog import _executable_store as executable_store  # private: the process's store, set aside and put back
     # private: _state, the active cache, saved and restored
-    from aragog.solver import _persistent_cache as persistent_cache
+    from aragog.programs import _disk_cache as persistent_cache
 
     state, store = dict(persistent_cache._state), executable_store.executable_store()
     persistent_cache._state.update(directory=None, choice=None)

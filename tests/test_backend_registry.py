@@ -49,10 +49,12 @@ def _imported_modules(path: Path) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("path", sorted(BACKENDS_DIR.glob("*.py")), ids=lambda p: p.name)
+# the back ends' modules and the band storage they import from aragog.programs
+@pytest.mark.parametrize("path", sorted(BACKENDS_DIR.glob("*.py")) + [BACKENDS_DIR.parents[1] / "programs" / "_band.py"],
+                         ids=lambda p: p.name)
 def test_backend_modules_import_no_jax(path: Path):
     jaxy = {m for m in _imported_modules(path)
-            if m.split(".")[0] == "jax" or m in ("aragog._jax", "aragog.solver._jacobian", "aragog.jax")}
+            if m.split(".")[0] == "jax" or m in ("aragog._jax", "aragog.programs._jacobian", "aragog.jax")}
     assert not jaxy, f"{path.name} imports {sorted(jaxy)}"
 
 
@@ -120,10 +122,10 @@ def test_cvode_fallback_goes_through_backends(monkeypatch):
 
 
 def test_band_storage_has_one_copy_and_round_trips():
-    """aragog.solver._jacobian re-exports the back ends' NumPy band helpers (one copy);
+    """aragog.programs._jacobian re-exports the back ends' NumPy band helpers (one copy);
     dense -> band -> dense keeps the band and zeroes the rest."""
-    from aragog.solver import _jacobian as jacobian  # private: the module whose band helpers must be _band's
-    from aragog.solver.backends import _band as band  # private: the module defining them (its __all__)
+    from aragog.programs import _jacobian as jacobian  # private: the module whose band helpers must be _band's
+    from aragog.programs import _band as band  # private: the module defining them (its __all__)
 
     for name in band.__all__:
         assert getattr(jacobian, name) is getattr(band, name), name

@@ -23,7 +23,7 @@ import pytest
 
 from aragog.cli import main
 # private: the directory resolution and size cap, tested as pure functions
-from aragog.solver import _persistent_cache as cc
+from aragog.programs import _disk_cache as cc
 
 from conftest import REPO
 from _configs import TOY_EARTH

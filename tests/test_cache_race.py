@@ -216,7 +216,7 @@ def test_store_race_never_tears_an_entry(tmp_path, evicting):
 
 # ----------------------------------------------- the "is the directory usable" probe --
 def _probe_worker(index, barrier, directory, n):
-    from aragog.solver._persistent_cache import _usable  # private: the directory probe, raced alone
+    from aragog.programs._disk_cache import _usable  # private: the directory probe, raced alone
 
     barrier.wait(timeout=BARRIER_S)
     return [p for p in (_usable(Path(directory)) for _ in range(n)) if p is not None]
@@ -244,7 +244,7 @@ def _solve_worker(index, barrier, cache_dir, xdg):
     os.environ["XDG_CACHE_HOME"] = xdg  # the bundled EOS tables: generated (raced) here too
     collect = _collect_warnings()
     from aragog import EntropySolver, load_config
-    from aragog.solver._persistent_cache import active_cache  # private: the cache this process turned on
+    from aragog.programs._disk_cache import active_cache  # private: the cache this process turned on
 
     barrier.wait(timeout=BARRIER_S)
     solver = EntropySolver(load_config(EARTH, overrides={**OVERRIDES, "solver.jax_cache_dir": cache_dir}))

@@ -1,4 +1,4 @@
-"""CVODE's Newton solve in one compiled call per step (aragog/solver/_corrector.py,
+"""CVODE's Newton solve in one compiled call per step (aragog/programs/_corrector.py,
 aragog/solver/backends/_cvode_newton.py; docs/solver.md, "One compiled call per step").
 
 The subject is the integrator's hot path (a bound pair's programs as CVODE's problem), which

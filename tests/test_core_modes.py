@@ -21,7 +21,7 @@ from aragog import physics as ph
 from aragog.errors import ConfigError
 from aragog.physics import StructureState, thermal_stage
 from aragog.solver import _from_config  # private: the solver's config -> physics options and inputs
-from aragog.solver._jacobian import banded_jacobian  # private: the solver's colored-JVP band builder
+from aragog.programs._jacobian import banded_jacobian  # private: the solver's colored-JVP band builder
 from aragog.solver.backends import band_to_dense
 from aragog.structure import build_mesh
 

@@ -1,6 +1,6 @@
 """aragog is layered: its import graphs have no cycle and no upward import — inside
 aragog.csdl module by module, and in the package as a whole room by room (config → eos,
-structure → physics → solver → io, cli, grid; docs/design.md, "Layers").
+structure → physics → programs → solver → io, cli, grid; docs/design.md, "Layers").
 
 Every module under ``src/aragog/csdl`` is parsed with :mod:`ast` (nothing is imported);
 every ``import`` / ``from ... import`` statement counts, at module level, inside
@@ -255,15 +255,18 @@ PACKAGE = "aragog"
 
 #: rooms of aragog (first component of the module name), lowest layer first ("" is the
 #: package's __init__). io (netCDF files, figures) reads and writes a RunHistory and knows
-#: nothing of the solver, which writes its history with it. _compat, the upstream aragog's
-#: interface, sits on top: it adapts the solver and the config.
+#: nothing of the solver, which writes its history with it. programs (the compiled
+#: programs: compiled, shared, stored, counted) sits below the solver, which asks them for
+#: its programs, and above physics, whose functions they compile. _compat, the upstream
+#: aragog's interface, sits on top: it adapts the solver and the config.
 ROOM_LAYERS: list[set[str]] = [
     {"errors", "_jax", "_float64", "_pytree", "_version", "_atomic", "integrator_names", "logs", "fields",
-     "_environment", "_executable_store", "_compiling", "units"},
+     "_environment", "_executable_store", "_compiling", "units", "_lazy"},
     {"_run_history"},
     {"config", "csdl"},
     {"eos", "structure"},
     {"physics", "initial", "io"},
+    {"programs"},
     {"solver"},
     {"probe"},
     {"validation", "_info", "_run_progress"},

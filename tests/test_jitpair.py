@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse
 
-from aragog.solver._jacobian import banded_jacobian, dense_jacobian  # private: the solver's Jacobian builders
+from aragog.programs._jacobian import banded_jacobian, dense_jacobian  # private: the solver's Jacobian builders
 from aragog.solver.backends import (
     BandConverter,
     band_to_dense,

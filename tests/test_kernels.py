@@ -27,7 +27,7 @@ from _configs import TOY_EARTH
 def _programs(overrides, config=TOY_EARTH):
     solver = EntropySolver(load_config(config, overrides=overrides))
     solver.initialize()
-    return {name: kernel_counts(solver._pair._program(name).compiled) for name in ("rhs", "jac")}
+    return {name: kernel_counts(solver._pair.program(name).compiled) for name in ("rhs", "jac")}
 
 
 def test_table_mode_rhs_reads_tables_with_two_gathers():

@@ -199,7 +199,7 @@ def worker_vmap(cfg):
     sim.run()
     tot = sim.compute_totals()
     cold = time.perf_counter() - t0
-    back = op.region._vjp_regions[(0,), (0,)]
+    back = op.region.vjp_regions[(0,), (0,)]
     calls0 = back.host_calls
     times = []
     for _ in range(cfg["repeats"]):

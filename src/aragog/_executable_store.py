@@ -9,7 +9,7 @@ compiler options (:func:`options_key`) and the JAX installation and device
 (:func:`environment_key`).
 
 aragog's solver keeps its store in the persistent compilation cache directory
-(:mod:`aragog.solver._persistent_cache`), beside JAX's own entries.
+(:mod:`aragog.programs._disk_cache`), beside JAX's own entries.
 """
 
 from __future__ import annotations

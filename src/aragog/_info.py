@@ -45,7 +45,7 @@ def _jax_report() -> dict:
 
 def _compile_cache_report() -> dict:
     from aragog.config._schema import keys_of
-    from aragog.solver import _persistent_cache as cache
+    from aragog.programs import _disk_cache as cache
 
     choice = cache.resolve_cache_dir(None)
     max_mb = keys_of("solver")["jax_cache_max_mb"].default
@@ -95,7 +95,7 @@ def installation_report() -> dict:
 
 def format_report(report: dict) -> str:
     """The report as aligned text lines (what ``aragog info`` prints)."""
-    from aragog.solver._persistent_cache import format_bytes
+    from aragog.programs._disk_cache import format_bytes
 
     a, py, jx, sd = report["aragog"], report["python"], report["jax"], report["sundials"]
     rows = [("aragog", f"{a['version']} ({a['location']})")]

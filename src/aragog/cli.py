@@ -143,7 +143,7 @@ def _cmd_run(args) -> int:
     import time
 
     from aragog.solver import EntropySolver
-    from aragog.solver._persistent_cache import configure_compilation_cache
+    from aragog.programs._disk_cache import configure_compilation_cache
 
     wall0 = time.perf_counter()
     params = _load(args)
@@ -273,7 +273,7 @@ def _cache_choice(args):
     """The directory ``aragog cache`` works on, and the cap (MB), as a run would choose them
     (the user's JAX setting here can only be the environment's ``JAX_COMPILATION_CACHE_DIR``)."""
     from aragog.config._schema import keys_of
-    from aragog.solver import _persistent_cache as cache
+    from aragog.programs import _disk_cache as cache
 
     configured, max_mb = None, keys_of("solver")["jax_cache_max_mb"].default
     if args.config:
@@ -285,7 +285,7 @@ def _cache_choice(args):
 
 
 def _cmd_cache_info(args) -> int:
-    from aragog.solver import _persistent_cache as cache
+    from aragog.programs import _disk_cache as cache
 
     choice, max_mb = _cache_choice(args)
     if choice.directory is None:
@@ -310,7 +310,7 @@ def _cmd_cache_info(args) -> int:
 
 
 def _cmd_cache_clear(args) -> int:
-    from aragog.solver import _persistent_cache as cache
+    from aragog.programs import _disk_cache as cache
 
     choice, _ = _cache_choice(args)
     if choice.directory is None:

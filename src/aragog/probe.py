@@ -144,13 +144,13 @@ def _detailed(S, t, inputs, options):
 
 def _run_once(fn, args, options, static_key):
     """Compile ``fn`` for these argument shapes and call it once. The program comes from
-    the process's program cache (:func:`aragog.solver._shared_programs.shared_programs`,
+    the process's program cache (:func:`aragog.programs._shared.shared_programs`,
     which :func:`aragog.clear_caches` empties), else from the persistent store (loaded
     without tracing, as the solver's are), else it is compiled and stored."""
     from aragog._jax import jax
     # private: the keyed compile of the solver's programs (the persistent store's lookup first)
     from aragog._compiling import compile_keyed
-    from aragog.solver._shared_programs import shared_programs, store_key
+    from aragog.programs._shared import shared_programs, store_key
 
     shapes = tuple((getattr(a, "shape", ()), str(getattr(a, "dtype", type(a).__name__)))
                    for a in jax.tree_util.tree_leaves(args))
@@ -184,7 +184,7 @@ def probe_initial_state(params, mesh=None, eos_dir=None) -> ProbeResult:
     from aragog._jax import jax
     from aragog.eos._host import NumpyEOS, entropy_of_temperature
     from aragog.solver._derived import derive
-    from aragog.solver._persistent_cache import configure_compilation_cache
+    from aragog.programs._disk_cache import configure_compilation_cache
     from aragog.solver._table_edge import TableEdge
 
     configure_compilation_cache(params.solver.jax_cache_dir, params.solver.jax_cache_max_mb)

@@ -209,6 +209,12 @@ class Region:
         return self._canonical
 
     # reverse mode --------------------------------------------------------------------
+    @property
+    def vjp_regions(self) -> dict:
+        """``{(given, wanted): Region}`` of the VJP regions :meth:`vjp_region` made so far
+        (a copy)."""
+        return dict(self._vjp_regions)
+
     def vjp_region(self, given, wanted) -> "Region":
         """Region: (inputs..., cotangents of outputs ``given``) -> cotangents of inputs
         ``wanted``."""

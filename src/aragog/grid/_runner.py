@@ -71,7 +71,7 @@ def grid_folder(spec: GridSpec | str | os.PathLike, out: str | os.PathLike | Non
 
 def _shared_cache_dir(cache_dir, first_params) -> str:
     """The compilation cache every worker uses (an absolute directory, or "none")."""
-    from aragog.solver._persistent_cache import resolve_cache_dir
+    from aragog.programs._disk_cache import resolve_cache_dir
 
     if cache_dir is not None:
         choice = resolve_cache_dir(str(cache_dir), origin="cli")

@@ -10,6 +10,7 @@ JAX-heavy parts (``EntropySolver``, ``JitPair``, ``integrate``) import on first 
 
 from __future__ import annotations
 
+from aragog._lazy import lazy_names
 from aragog.solver._output import FIELD_META, SolverOutput
 
 __all__ = [
@@ -25,31 +26,21 @@ _LAZY = {
     "EntropySolver": "aragog.solver._entropy_solver",
     "SolverStateError": "aragog.solver._entropy_solver",
     "SolveProgress": "aragog.solver._problems",
-    "JitPair": "aragog.solver._jitpair",
+    "JitPair": "aragog.programs._jitpair",
     "integrate": "aragog.solver.backends",
     "LastSolve": "aragog.solver._results",
-    "ProgramStats": "aragog.solver._jitpair",
-    "compile_stats": "aragog.solver._compile_stats",
-    "compiled_program": "aragog.solver._shared_programs",
-    "clear_shared_programs": "aragog.solver._shared_programs",
-    "clear_caches": "aragog.solver._shared_programs",
-    "kernel_counts": "aragog.solver._hlo",
-    "configure_compilation_cache": "aragog.solver._persistent_cache",
-    "programs_in_cache": "aragog.solver._persistent_cache",
+    "ProgramStats": "aragog.programs._counters",
+    "compile_stats": "aragog.programs._counters",
+    "compiled_program": "aragog.programs._shared",
+    "clear_shared_programs": "aragog.programs._shared",
+    "clear_caches": "aragog.programs._shared",
+    "kernel_counts": "aragog.programs._kernels",
+    "configure_compilation_cache": "aragog.programs._disk_cache",
+    "programs_in_cache": "aragog.programs._disk_cache",
     "output_times": "aragog.solver._output_times",
     "STATUS_OUTSIDE_TABLES": "aragog.solver._table_edge",
     "EDGE_BAND": "aragog.solver._table_edge",
     "TableEdge": "aragog.solver._table_edge",
 }
 
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'aragog.solver' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())

@@ -189,7 +189,7 @@ def node_powers(bound, t, y) -> np.ndarray:
     (K,) [yr] with the programs ``bound`` (a bound program set of the solver).
 
     With a batched "powers" program (compile_mode "fused"): ``bound.call_many``, one call
-    per chunk of states (:meth:`aragog.solver._jitpair.BoundPair.call_many`). Otherwise
+    per chunk of states (:meth:`aragog.programs._jitpair.BoundPair.call_many`). Otherwise
     (compile_mode "blocks") from the full diagnostics of each state."""
     t = np.asarray(t, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)

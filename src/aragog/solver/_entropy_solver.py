@@ -28,11 +28,11 @@ from aragog.solver._budget import EnergyBook, needs_step_trace
 from aragog.solver._derived import Derived, DerivedInputs, derive
 from aragog.solver._output_times import output_times
 from aragog.solver._tolerances import absolute_tolerances
-from aragog.solver._compile_stats import compile_stats, log_new_compiles, solver_stats
-from aragog.solver._persistent_cache import configure_compilation_cache, programs_in_cache
-from aragog.solver._shared_programs import block_programs, shared_programs, store_key
-from aragog.solver._jitpair import JitPair, ProgramStats
-from aragog.solver._programs import fused_programs
+from aragog.programs._counters import ProgramStats, compile_stats, log_new_compiles, solver_stats
+from aragog.programs._disk_cache import configure_compilation_cache, programs_in_cache
+from aragog.programs._shared import block_programs, shared_programs, store_key
+from aragog.programs._jitpair import JitPair
+from aragog.solver._fused_programs import fused_programs
 from aragog.solver._output import SolverOutput
 from aragog.solver._problems import NoJacobian, ProgressProbe, SolveProgress, WallClockLimit
 from aragog.solver._history import run_history

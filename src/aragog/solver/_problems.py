@@ -1,4 +1,4 @@
-"""Wrappers of the integrator's problem (:class:`~aragog.solver._jitpair.BoundPair`) that
+"""Wrappers of the integrator's problem (:class:`~aragog.programs._jitpair.BoundPair`) that
 :meth:`EntropySolver.solve <aragog.solver._entropy_solver.EntropySolver.solve>` applies:
 no analytic Jacobian (``solver.jacobian = "fd"``), a wall-clock limit
 (``solver.wall_time_limit``), and progress reports (``solve(progress=...)``)."""
@@ -55,7 +55,7 @@ class WallClockLimit:
 
 def _forward_corrector(wrapper, problem, corrector) -> None:
     """Give ``wrapper`` the problem's compiled Newton solve (``corrector``, its layout and
-    check; :mod:`aragog.solver._corrector`) through ``corrector``, or none when the problem
+    check; :mod:`aragog.programs._corrector`) through ``corrector``, or none when the problem
     has none."""
     has = getattr(problem, "corrector", None) is not None
     wrapper.corrector = corrector if has else None

@@ -15,8 +15,9 @@ an exhausted step budget, a rejected tolerance all become ``status < 0`` and a m
 Only caller mistakes (wrong ``y0`` length, unsorted ``t_eval``, unknown method) raise
 ``ValueError``.
 
-The implementation modules are private (``_common``, ``_band``, ``_cvode``,
-``_cvode_warm``, ``_sundials``, ``_scipy_ivp``); their public names are re-exported here:
+The implementation modules are private (``_common``, ``_cvode``, ``_cvode_warm``,
+``_sundials``, ``_scipy_ivp``; the band storage is :mod:`aragog.programs._band`, shared
+with the Jacobian programs); their public names are re-exported here:
 import them from ``aragog.solver.backends``. ``NONLIN_CONV_COEF``, ``NEWTON_CHECK`` (CVODE) and
 ``SPARSE_THRESHOLD`` (scipy) import their back end on first use, so that importing this
 package stays light.
@@ -29,8 +30,9 @@ import warnings
 
 import numpy as np
 
+from aragog._lazy import lazy_names
 from aragog.integrator_names import INTEGRATORS
-from aragog.solver.backends._band import BandConverter, band_indices, band_to_dense, dense_to_band
+from aragog.programs._band import BandConverter, band_indices, band_to_dense, dense_to_band
 from aragog.solver.backends._common import (
     Backend,
     CallbackFailure,
@@ -72,13 +74,7 @@ _LAZY = {
     "SPARSE_THRESHOLD": "aragog.solver.backends._scipy_ivp",
 }
 
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'aragog.solver.backends' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY, globals())[0]  # (dir() lists the eager names only)
 
 logger = logging.getLogger("aragog.solver.backends")
 

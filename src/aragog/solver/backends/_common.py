@@ -11,7 +11,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 import numpy as np
 
 from aragog.errors import describe
-from aragog.solver.backends._band import BandConverter
+from aragog.programs._band import BandConverter
 
 __all__ = [
     "OdeProblem",
@@ -34,7 +34,7 @@ class OdeProblemLike(Protocol):
     attribute ``jac_layout`` (``"band"``: ``(ml + mu + 1, n)`` with
     ``out[mu + i - j, j] = J[i, j]``, the default; or ``"dense"``: ``(n, n)``). ``jac_into``
     may be ``None`` (the integrator then builds the Jacobian by finite differences).
-    A :class:`aragog.solver._jitpair.BoundPair` satisfies this protocol.
+    A :class:`aragog.programs._jitpair.BoundPair` satisfies this protocol.
     """
 
     n: int
@@ -251,7 +251,10 @@ class CallbackGuard:
         return self._jac_into is not None
 
     # ----------------------------------------------------------------- failure record
-    def _fail(self, where: str, t: float, what: str, exc: BaseException | None = None) -> int:
+    def fail(self, where: str, t: float, what: str, exc: BaseException | None = None) -> int:
+        """Record a failed call of the ``where`` callback ("rhs" or "jac") at ``t``
+        (logged once; raised as :class:`CallbackFailure` with ``raise_on_failure``); returns
+        1, SUNDIALS' recoverable failure."""
         self.n_errors += 1
         self.last_error = f"{where}: {what}"
         self.last_error_t = float(t)
@@ -277,11 +280,11 @@ class CallbackGuard:
             self._rhs_into(t, y, out)
         except Exception as exc:  # noqa: BLE001 - any failure of user code is recoverable
             self.seconds["rhs"] += time.perf_counter() - t0
-            return self._fail("rhs", t, describe(exc), exc)
+            return self.fail("rhs", t, describe(exc), exc)
         self.seconds["rhs"] += time.perf_counter() - t0
         if not math.isfinite(out.sum()) and not np.isfinite(out).all():
             bad = int(np.count_nonzero(~np.isfinite(out)))
-            return self._fail("rhs", t, f"non-finite value in {bad} of {out.size} components")
+            return self.fail("rhs", t, f"non-finite value in {bad} of {out.size} components")
         return 0
 
     def jac(self, t, y, out) -> int:
@@ -300,11 +303,11 @@ class CallbackGuard:
                     self._conv.to_band_into(tmp, out)
         except Exception as exc:  # noqa: BLE001
             self.seconds["jac"] += time.perf_counter() - t0
-            return self._fail("jac", t, describe(exc), exc)
+            return self.fail("jac", t, describe(exc), exc)
         self.seconds["jac"] += time.perf_counter() - t0
         if not math.isfinite(out.sum()) and not np.isfinite(out).all():
             bad = int(np.count_nonzero(~np.isfinite(out)))
-            return self._fail("jac", t, f"non-finite value in {bad} of {out.size} Jacobian entries")
+            return self.fail("jac", t, f"non-finite value in {bad} of {out.size} Jacobian entries")
         return 0
 
     def event(self, t, y) -> float:

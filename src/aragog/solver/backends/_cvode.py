@@ -40,7 +40,7 @@ from aragog.solver.backends import _sundials as sd
 from aragog.solver.backends._sundials import FLAG_MESSAGES, FLAG_REASONS
 from aragog.solver.backends._common import CallbackFailure, CallbackGuard, IntegrationResult
 from aragog.solver.backends._cvode_newton import CompiledNewton, compiled_newton_available
-from aragog.solver.backends._cvode_warm import WARM_JUMP_TOL, WarmStart, _Signature, _warm_begin
+from aragog.solver.backends._cvode_warm import WARM_JUMP_TOL, WarmStart, _Signature
 
 __all__ = ["integrate_cvode", "WarmStart", "FLAG_MESSAGES", "FLAG_REASONS", "NONLIN_CONV_COEF", "NEWTON_CHECK",
            "WARM_JUMP_TOL"]
@@ -152,6 +152,11 @@ class _Run:
         if arr is None:
             arr = self._arrays[address] = self._view(address, self.n)
         return arr
+
+    def drop_vector(self, nv) -> None:
+        """Forget the cached view of an N_Vector about to be destroyed (its data address may
+        be reused by another vector)."""
+        self._arrays.pop(self.lib.N_VGetArrayPointer(nv), None)
 
     # ------------------------------------------------------------------ callbacks
     def _rhs(self, t, y, ydot, _data):
@@ -398,7 +403,7 @@ def _march(run: _Run, t_eval: np.ndarray, y0: np.ndarray, max_steps: int, trace:
                 flag = sd.CV_TOO_MUCH_WORK  # what CV_NORMAL returns after max_steps steps
                 break
     finally:
-        run._arrays.pop(lib.N_VGetArrayPointer(dky), None)
+        run.drop_vector(dky)
         lib.N_VDestroy(dky)
     run.memo = None
     return t_out, y_out, flag, float(tret.value)
@@ -551,7 +556,7 @@ def integrate_cvode(
                                max_order, float(nonlin_conv_coef), bool(verify_newton), bool(stop_at_end),
                                corrector is not None, max_step_growth)
         try:
-            run, mode, jump = _warm_begin(warm, guard, t_eval, y0, signature, rtol, atol, setup, event_key)
+            run, mode, jump = warm.begin(guard, t_eval, y0, signature, rtol, atol, setup, event_key)
         except ValueError as exc:
             warm.close()
             return rejected(exc)
@@ -573,7 +578,7 @@ def integrate_cvode(
                          "restarting from a fresh CVODE memory", flag, t_ret)
             warm.close()
             try:
-                run, mode, _ = _warm_begin(warm, guard, t_eval, y0, signature, rtol, atol, setup)
+                run, mode, _ = warm.begin(guard, t_eval, y0, signature, rtol, atol, setup)
             except ValueError as exc:
                 warm.close()
                 return rejected(exc)
@@ -593,12 +598,12 @@ def integrate_cvode(
         if flag == sd.CV_ROOT_RETURN:
             t_ev = float(t_ret)
             if warm is not None:
-                warm._forget()  # CVODE stepped past the event
+                warm.forget_end()  # CVODE stepped past the event
             return result(t_out, y_out, 1, f"CVODE: event at t = {_fmt(t_ev)}", "event",
                           nsteps=nsteps, t_event=t_ev, y_event=run.y_arr.copy(), info=info)
         if flag >= 0:
             if warm is not None:
-                warm._ended(t_out[-1], y_out[-1], guard, event_key)
+                warm.record_end(t_out[-1], y_out[-1], guard, event_key)
             return result(t_out, y_out, 0, f"CVODE: reached t = {_fmt(t_out[-1])} in {nsteps} steps",
                           "success", nsteps=nsteps, info=info)
         # on a failure CVODE returns its current time t_n, the end of the last step it

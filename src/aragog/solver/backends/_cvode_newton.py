@@ -2,7 +2,7 @@
 
 CVODE keeps what it does best: the step size and order, the error test, the interpolation
 and the events. At each step attempt it asks its nonlinear solver for the correction that
-solves the corrector equation (:mod:`aragog.solver._corrector`). The SUNDIALS Newton solver
+solves the corrector equation (:mod:`aragog.programs._corrector`). The SUNDIALS Newton solver
 answers with one call of the problem's right-hand side per iteration, one Jacobian call per
 new matrix and a band LU in C, each call a crossing from C into Python and XLA. This solver
 (:class:`CompiledNewton`) answers with one call of the problem's ``corrector``: a compiled
@@ -153,8 +153,8 @@ def compiled_newton_available(lib) -> bool:
 class CompiledNewton:
     """A SUNNonlinearSolver whose solve is one call of ``corrector`` (``problem.corrector``:
     ``corrector(t, y_pred, vectors, scalars, held) -> (c, f, info, held)``, see
-    :func:`aragog.solver._corrector.make_corrector`; ``layout`` its
-    :class:`~aragog.solver._corrector.CorrectorLayout`), with a call of ``jac_into(t, y,
+    :func:`aragog.programs._corrector.make_corrector`; ``layout`` its
+    :class:`~aragog.programs._corrector.CorrectorLayout`), with a call of ``jac_into(t, y,
     out)`` (the problem's band Jacobian) before it when a new Jacobian is due, and a second
     call of the corrector after a failure on an old Jacobian (5-8 % of the steps).
 
@@ -280,7 +280,7 @@ class CompiledNewton:
         except Exception as exc:  # noqa: BLE001 - a failed call is recoverable (a smaller step)
             self.last_nst, self.last_failed = -1, True
             self.solve_iters, self.solve_fails = 0, 1
-            run.guard._fail("rhs", self._t.value, describe(exc), exc)
+            run.guard.fail("rhs", self._t.value, describe(exc), exc)
             return _SUN_NLS_CONV_RECVR
         counts[2] = jacobians  # iterations, RHS, Jacobians, setups, checks, failed checks, failed passes
         self.counts += counts
@@ -299,7 +299,7 @@ class CompiledNewton:
         self.last_failed = status != 0
         if status != 0:
             if status == self._flag_rhs:  # record it as the rhs callback would
-                guard._fail("rhs", t, "non-finite value in the right-hand side")
+                guard.fail("rhs", t, "non-finite value in the right-hand side")
             run.last_t = math.nan
             return _SUN_NLS_CONV_RECVR
         c = np.asarray(c)

@@ -1,7 +1,7 @@
 """The CVODE memory kept between integrations (``integrate(..., warm=WarmStart())``).
 
 :class:`WarmStart` holds one CVODE memory across a sequence of integrations of the same
-problem shape (a coupling loop); :func:`_warm_begin` decides, per integration, whether it
+problem shape (a coupling loop); :meth:`WarmStart.begin` decides, per integration, whether it
 continues CVODE's history, re-initialises the kept memory or builds a new one (the modes
 are described on :class:`WarmStart`; docs/solver.md, "Warm start"). The integration itself
 is :func:`aragog.solver.backends._cvode.integrate_cvode`.
@@ -109,12 +109,74 @@ class WarmStart:
         _close_slot(self._slot)
         self._signature = self._end = self._guard = self._event_key = None
 
-    def _forget(self) -> None:
+    def forget_end(self) -> None:
+        """Forget where the last integration ended (it stopped at an event, past which CVODE
+        stepped): the next one restarts."""
         self._end = self._guard = self._event_key = None
 
-    def _ended(self, t: float, y: np.ndarray, guard: CallbackGuard, event_key) -> None:
+    def record_end(self, t: float, y: np.ndarray, guard: CallbackGuard, event_key) -> None:
         """Record where a successful integration ended, so that the next one may continue it."""
         self._end, self._guard, self._event_key = (float(t), y.copy()), guard, event_key
+
+    def begin(self, guard: CallbackGuard, t_eval, y0, signature, rtol, atol, setup,
+              event_key=None) -> tuple[Any, str, float | None]:
+        """Pick the start mode (see the class) and make the CVODE memory ready to march: the
+        CVODE back end's call at the start of each integration; returns ``(run, mode,
+        jump)``. ``setup()`` returns a fresh, configured
+        :class:`aragog.solver.backends._cvode._Run` (raises ``ValueError``; not imported
+        here: cvode imports this module). ``event_key``:
+        the event function's ``state_only`` key (``None``: no event, or one that depends on
+        the start): CVODE's history continues only under the same event function as the
+        last integration's, whose root-finding state it keeps."""
+        run = self._slot[0]
+        if run is None or self._signature != signature:
+            self.close()
+            run = self._slot[0] = setup()
+            self._signature = signature
+            return run, "new", None
+        lib, t0, t_end = run.lib, float(t_eval[0]), float(t_eval[-1])
+        run.log.last = None
+        mode, jump, f_new = "restart", None, None
+        end, old_guard = self._end, self._guard
+        span = max(abs(t0), abs(t_end - t0))
+        same_event = not signature.has_event or (event_key is not None and event_key == self._event_key)
+        if (end is not None and old_guard is not None and same_event
+                and abs(t0 - end[0]) <= 1e-12 * span and abs(run.current("CurrentTime") - t0) <= 1e-12 * span
+                and _wrms(y0 - end[1], _weights(end[1], rtol, atol)) <= _SAME_STATE_TOL):
+            h = run.current("CurrentStep")
+            w = _weights(y0, rtol, atol)
+            if old_guard.problem is guard.problem:
+                jump = 0.0
+            elif math.isfinite(h) and h != 0.0:
+                f_new, f_old = np.empty(run.n), None
+                if guard.rhs(t0, y0, f_new) != 0:
+                    f_new = None
+                elif abs(run.last_t - t0) <= 1e-12 * span and np.array_equal(run.last_y, y0):
+                    # the last step's own evaluation, at the end state (exactly: with a stiff
+                    # Jacobian, h J dy turns a rounding of y into a jump of order one)
+                    f_old = run.last_f
+                else:
+                    f_old = np.empty(run.n)
+                    guard.nfev += 1  # counted in this integration
+                    if old_guard.rhs(t0, y0, f_old) != 0:
+                        f_old = None
+                if f_old is not None:
+                    jump = abs(h) * _wrms(f_new - f_old, w)
+            if jump is not None and jump <= self.jump_tol:
+                mode = "continue"
+        run.guard = guard
+        if mode == "restart":
+            run.y_arr[:] = y0
+            flag = lib.CVodeReInit(run.mem, t0, run.y)
+            if flag != 0:
+                raise ValueError(f"CVodeReInit returned {flag}")
+            if f_new is not None:
+                run.memo = (t0, y0.copy(), f_new)
+        if signature.tstop and t_end != t0:
+            flag = lib.CVodeSetStopTime(run.mem, t_end)
+            if flag != 0:
+                raise ValueError(f"CVodeSetStopTime returned {flag}")
+        return run, mode, jump
 
 
 def _close_slot(slot: list) -> None:
@@ -130,62 +192,3 @@ def _weights(y: np.ndarray, rtol: float, atol) -> np.ndarray:
 
 def _wrms(v: np.ndarray, w: np.ndarray) -> float:
     return float(np.sqrt(np.mean((v * w) ** 2)))
-
-
-def _warm_begin(warm: WarmStart, guard: CallbackGuard, t_eval, y0, signature, rtol, atol,
-                setup, event_key=None) -> tuple[Any, str, float | None]:
-    """Pick the start mode (:class:`WarmStart`) and make the CVODE memory ready to march.
-    ``setup()`` returns a fresh, configured :class:`aragog.solver.backends._cvode._Run`
-    (raises ``ValueError``; not imported here: cvode imports this module). ``event_key``:
-    the event function's ``state_only`` key (``None``: no event, or one that depends on
-    the start): CVODE's history continues only under the same event function as the
-    last integration's, whose root-finding state it keeps."""
-    run = warm._slot[0]
-    if run is None or warm._signature != signature:
-        warm.close()
-        run = warm._slot[0] = setup()
-        warm._signature = signature
-        return run, "new", None
-    lib, t0, t_end = run.lib, float(t_eval[0]), float(t_eval[-1])
-    run.log.last = None
-    mode, jump, f_new = "restart", None, None
-    end, old_guard = warm._end, warm._guard
-    span = max(abs(t0), abs(t_end - t0))
-    same_event = not signature.has_event or (event_key is not None and event_key == warm._event_key)
-    if (end is not None and old_guard is not None and same_event
-            and abs(t0 - end[0]) <= 1e-12 * span and abs(run.current("CurrentTime") - t0) <= 1e-12 * span
-            and _wrms(y0 - end[1], _weights(end[1], rtol, atol)) <= _SAME_STATE_TOL):
-        h = run.current("CurrentStep")
-        w = _weights(y0, rtol, atol)
-        if old_guard.problem is guard.problem:
-            jump = 0.0
-        elif math.isfinite(h) and h != 0.0:
-            f_new, f_old = np.empty(run.n), None
-            if guard.rhs(t0, y0, f_new) != 0:
-                f_new = None
-            elif abs(run.last_t - t0) <= 1e-12 * span and np.array_equal(run.last_y, y0):
-                # the last step's own evaluation, at the end state (exactly: with a stiff
-                # Jacobian, h J dy turns a rounding of y into a jump of order one)
-                f_old = run.last_f
-            else:
-                f_old = np.empty(run.n)
-                guard.nfev += 1  # counted in this integration
-                if old_guard.rhs(t0, y0, f_old) != 0:
-                    f_old = None
-            if f_old is not None:
-                jump = abs(h) * _wrms(f_new - f_old, w)
-        if jump is not None and jump <= warm.jump_tol:
-            mode = "continue"
-    run.guard = guard
-    if mode == "restart":
-        run.y_arr[:] = y0
-        flag = lib.CVodeReInit(run.mem, t0, run.y)
-        if flag != 0:
-            raise ValueError(f"CVodeReInit returned {flag}")
-        if f_new is not None:
-            run.memo = (t0, y0.copy(), f_new)
-    if signature.tstop and t_end != t0:
-        flag = lib.CVodeSetStopTime(run.mem, t_end)
-        if flag != 0:
-            raise ValueError(f"CVodeSetStopTime returned {flag}")
-    return run, mode, jump

@@ -74,7 +74,7 @@ def integrate_scipy(
                 return dia_matrix((band.copy(), offsets), shape=(n, n)).tocsc()
 
         else:
-            from aragog.solver.backends._band import BandConverter
+            from aragog.programs._band import BandConverter
 
             conv = BandConverter(n, ml, mu)
 

@@ -1,5 +1,5 @@
 """Jacobians of JAX functions: banded (colored forward mode) and dense, in band storage
-(:mod:`aragog.solver.backends`, re-exported here).
+(:mod:`aragog.programs._band`, re-exported here).
 
 Band storage follows LAPACK/SUNDIALS: a matrix ``J`` (n x n) with lower bandwidth ``ml``
 and upper bandwidth ``mu`` is stored as ``band`` of shape ``(ml + mu + 1, n)`` with
@@ -25,9 +25,9 @@ from collections.abc import Callable
 import numpy as np
 
 from aragog._jax import jax, jnp
-# Band storage itself is NumPy-only and lives with the integrators that use it (importing
-# the back ends loads no JAX); re-exported here for the Jacobian's users.
-from aragog.solver.backends import BandConverter, band_indices, band_to_dense, dense_to_band
+# Band storage itself is NumPy-only (the integrator back ends import it without loading
+# JAX); re-exported here for the Jacobian's users.
+from aragog.programs._band import BandConverter, band_indices, band_to_dense, dense_to_band
 
 __all__ = [
     "banded_jacobian",

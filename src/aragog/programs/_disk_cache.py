@@ -7,7 +7,7 @@ directory; :class:`aragog._executable_store.ExecutableStore`): executables keyed
 the static configuration and loaded without tracing. aragog does not turn on JAX's own
 persistent cache, nor change any of its settings (docs/design.md, "No global side
 effects"); a directory shared with the user's JAX cache holds both. Programs shared within one
-process, in memory, are :mod:`aragog.solver._shared_programs`; :func:`programs_in_cache`
+process, in memory, are :mod:`aragog.programs._shared`; :func:`programs_in_cache`
 says whether a solver's programs are stored here.
 
 Which directory (first match wins):

@@ -1,24 +1,26 @@
-"""The fused mode's compiled programs: their bodies, XLA options and compile order.
+"""The solver's fused programs: what it compiles, their bodies and XLA options.
 
-:func:`fused_programs` builds the :class:`~aragog.solver._jitpair.JitPair` of one static
+:func:`fused_programs` builds the :class:`~aragog.programs.JitPair` of one static
 configuration: "rhs", its banded Jacobian "jac", "diagnostics" (get_state, the output),
-"melt_fraction" (the phase step cap's event) and "powers" (the energy budget's seven powers
-per state, :func:`aragog.solver._budget.power_columns`). :class:`Programs` is what the solver
-asks of its programs in either compile mode (compile_mode "blocks" is
-:mod:`aragog.solver._blocks`).
+"melt_fraction" (the phase step cap's event), "powers" (the energy budget's seven powers
+per state, :func:`aragog.solver._budget.power_columns`) and "corrector" (CVODE's Newton
+solve of a step, with the CVODE back end's iteration limit and check). It stays with the
+solver because it names the solver's own programs (the energy budget, the CVODE back end);
+the machinery that compiles, shares, stores and counts them is :mod:`aragog.programs`,
+whose :class:`~aragog.programs.Programs` is what the solver asks of them in either compile
+mode (compile_mode "blocks" is :mod:`aragog.programs._blocks`).
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Protocol
 
 from aragog import physics
 from aragog._jax import jnp
 from aragog.solver._budget import power_columns
-from aragog.solver._jitpair import JitPair
+from aragog.programs._jitpair import JitPair
 
-__all__ = ["COMPILER_OPTIONS", "POWERS_CHUNK", "Programs", "fused_programs"]
+__all__ = ["COMPILER_OPTIONS", "POWERS_CHUNK", "fused_programs"]
 
 
 #: XLA options per program of the fused mode (passed to jax.stages.Lowered.compile; the
@@ -50,7 +52,7 @@ COMPILER_OPTIONS: dict[str, dict] = {
     # the older emitters compile the RHS inside the corrector's loops 2e-10 away from the
     # RHS program's value (1e-13 with the default ones), enough to cost the mush matrix's
     # freezing cases 28-85 % more steps: it keeps the default emitters
-    # (aragog.solver._corrector, docs/solver.md)
+    # (aragog.programs._corrector, docs/solver.md)
     "corrector": dict(_FULL_OPTIMISATION),
 }
 
@@ -82,46 +84,6 @@ def fused_programs(options, inputs, jacobian: str = "banded", store: str | None 
     return JitPair(functools.partial(_rhs, options=options), n_state, inputs, ml, mu, jacobian=jacobian,
                    extra=extra, lazy=True, store_key=store, corrector=corrector, batched={"powers": POWERS_CHUNK},
                    compiler_options={k: v for k, v in COMPILER_OPTIONS.items() if k != "corrector" or corrector})
-
-
-class Programs(Protocol):
-    """What the solver asks of its compiled programs, whichever the compile mode: a fused
-    :class:`~aragog.solver._jitpair.JitPair` or the blocks'
-    :class:`~aragog.solver._blocks.BlockPrograms` (both satisfy it; nothing tells them
-    apart by type).
-
-    Attributes ``n``, ``ml``, ``mu`` (state size and Jacobian bandwidths) and
-    ``jac_layout``; ``programs``: the program names.
-    """
-
-    n: int
-    ml: int
-    mu: int
-    jac_layout: str
-
-    @property
-    def programs(self) -> tuple[str, ...]: ...
-
-    def bind(self, inputs, call_stats=None):
-        """The integrator's callback object for ``inputs`` (an
-        :class:`aragog.solver.backends.OdeProblem`, with ``call``, ``scalar_fn``)."""
-
-    def start(self, background: tuple[str, ...], newton: str = "jac") -> None:
-        """Compile (or load) what a first solve needs, ``background`` overlapping it;
-        ``newton`` the program of CVODE's Newton iteration ("jac" or "corrector")."""
-
-    def wait_background(self) -> None:
-        """Wait for the compiles :meth:`start` left running."""
-
-    def compile_stats(self) -> dict:
-        """``{program: {traces, compiles, loads, trace_seconds, compile_seconds, source}}``."""
-
-    def blocks(self) -> dict:
-        """``{name: region}`` of separately compiled blocks (empty for a fused pair)."""
-
-    def compiled_program(self, name: str):
-        """``(executable, XLA options)`` of program ``name`` as compiled so far, or ``None``."""
-
 
 
 # ---------------------------------------------------------------------- compiled bodies

@@ -75,7 +75,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from aragog._jax import jax, jnp
-from aragog.solver.backends._band import band_indices
+from aragog.programs._band import band_indices
 
 __all__ = ["make_corrector", "lapack_ready", "CorrectorLayout", "FLAG_SUCCESS", "FLAG_CONV", "FLAG_RHS", "FLAG_JAC",
            "INFO_FIELDS", "MAX_ATTEMPTS"]

@@ -1,14 +1,46 @@
-"""Compile statistics: what each compiled program of a solver cost, and where it came from.
+"""The counters of the compiled programs: what each program cost, where it came from, how
+often it ran.
 
-Counters of tracing, compiling and loading per program (:func:`compile_stats`), a
-solver's ``jit_stats`` (:func:`solver_stats`) and the log line of each new compilation
-(:func:`log_new_compiles`). The programs themselves are shared through
-:mod:`aragog.solver._shared_programs`.
+:class:`ProgramStats` counts for one program (traces, compiles, loads, seconds, calls),
+shared by the program's owner (:class:`~aragog.programs.JitPair`) and the integrator's
+callback object (:class:`~aragog.programs.BoundPair`). :func:`compile_stats` reads them off
+a fused pair or the blocks, :func:`solver_stats` makes a solver's ``jit_stats`` of them and
+:func:`log_new_compiles` logs each new compilation. The programs themselves are shared
+through :mod:`aragog.programs._shared`.
 """
 
 from __future__ import annotations
 
-__all__ = ["compile_stats", "solver_stats", "log_new_compiles"]
+__all__ = ["ProgramStats", "compile_stats", "solver_stats", "log_new_compiles"]
+
+
+class ProgramStats:
+    """Counters of one compiled program (mutable; ``as_dict()`` for a snapshot).
+
+    ``compiles`` counts XLA compilations, ``loads`` executables loaded from JAX's
+    persistent compilation cache instead (``compile_seconds`` includes both); ``source``
+    is where the current executable came from: ``"compiled"``, ``"disk"`` or ``"none"``
+    (not built yet)."""
+
+    __slots__ = ("traces", "compiles", "loads", "trace_seconds", "compile_seconds", "calls",
+                 "call_seconds", "source")
+
+    def __init__(self) -> None:
+        self.traces = 0
+        self.compiles = 0
+        self.loads = 0
+        self.trace_seconds = 0.0
+        self.compile_seconds = 0.0
+        self.calls = 0
+        self.call_seconds = 0.0
+        self.source = "none"
+
+    def as_dict(self) -> dict[str, int | float]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __repr__(self) -> str:
+        return f"ProgramStats({self.as_dict()})"
+
 
 def compile_stats(programs) -> dict:
     """``{program: {traces, compiles, loads, trace_seconds, compile_seconds, source}}``
@@ -28,7 +60,7 @@ def solver_stats(pair, baseline: dict | None, calls: dict, initial) -> dict:
     - ``source``: where the program in use came from: ``"compiled"``, ``"disk"``
       (persistent cache), ``"memory"`` (compiled earlier in this process, by another solver
       with the same static key) or ``"none"`` (not built yet); "initial" (the EOS inversion
-      of ``entropy_at``, counted in the :class:`~aragog.solver._jitpair.ProgramStats`
+      of ``entropy_at``, counted in the :class:`~aragog.programs._jitpair.ProgramStats`
       ``initial``, so its keys are those of every entry) is computed in NumPy, never
       compiled: ``"numpy"`` once called;
     - ``calls``, ``call_seconds``: this solver's calls (``calls``: its ProgramStats per

@@ -1,17 +1,17 @@
 """Compiled programs shared by all solvers of one process.
 
-A solver's compiled programs (a fused :class:`~aragog.solver._jitpair.JitPair`, or the
-:class:`~aragog.solver._blocks.BlockPrograms` of compile_mode "blocks") depend only on its
+A solver's compiled programs (a fused :class:`~aragog.programs._jitpair.JitPair`, or the
+:class:`~aragog.programs._blocks.BlockPrograms` of compile_mode "blocks") depend only on its
 static key (:func:`aragog.solver._from_config.static_key` and the compile mode): every value is
 a traced argument. So a second solver with the same key — another planet of a grid, a
 fresh solver in a coupling script — takes the first one's programs instead of tracing
 and compiling again. The 16 most recently used entries are kept.
 
 This is the in-process cache (programs in memory). The persistent cache directory on
-disk, which a later process loads from, is :mod:`aragog.solver._persistent_cache`;
+disk, which a later process loads from, is :mod:`aragog.programs._disk_cache`;
 aragog's layer of it, keyed on :func:`store_key`, is
 :class:`aragog._executable_store.ExecutableStore`. Counters of what each program
-cost are in :mod:`aragog.solver._compile_stats`.
+cost are in :mod:`aragog.programs._counters`.
 """
 
 from __future__ import annotations
@@ -63,12 +63,12 @@ def clear_caches() -> None:
 
 
 def block_programs(options, inputs, store: str | None = None):
-    """compile_mode "blocks": a :class:`~aragog.solver._blocks.BlockPrograms` (the right-hand
+    """compile_mode "blocks": a :class:`~aragog.programs._blocks.BlockPrograms` (the right-hand
     side recorded with aragog.csdl; structure, thermal and diagnostics submodels compiled as
     separate blocks at first use) for ``options`` and ``inputs``; ``store``: its
     :func:`store_key`."""
     from aragog import physics
-    from aragog.solver._blocks import BlockPrograms
+    from aragog.programs._blocks import BlockPrograms
 
     n_state = physics.state_size(inputs.mesh.number_of_cells, options)
     ml, mu = physics.band_widths(options)

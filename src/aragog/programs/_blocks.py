@@ -19,9 +19,9 @@ The passes are recorded once (``loop=False``) and run as one batch: each block's
 one batched call, compiled once.
 
 Everything traced is an argument: ``t``, ``y``, the small inputs packed into one float64
-buffer and each EOS table as it is (the :class:`~aragog.solver._jitpair.JitPair`
+buffer and each EOS table as it is (the :class:`~aragog.programs._jitpair.JitPair`
 packing), so a :class:`BlockPrograms` depends only on the static key and is shared by all
-solvers of a process with that key (:mod:`aragog.solver._shared_programs`). Evaluation is a
+solvers of a process with that key (:mod:`aragog.programs._shared`). Evaluation is a
 :class:`aragog.csdl.BlockSimulator` schedule: blocks are called directly, values stay on
 the device.
 """
@@ -36,9 +36,9 @@ import numpy as np
 from aragog import csdl, physics
 from aragog._jax import in_float64, jax
 from aragog.csdl._schedule import Schedule
-from aragog.solver._jacobian import band_indices
-from aragog.solver._jitpair import ProgramStats
-from aragog.solver._packing import PackLayout
+from aragog.programs._band import band_indices
+from aragog.programs._counters import ProgramStats
+from aragog.programs._packing import PackLayout
 
 logger = logging.getLogger("aragog.solver")
 
@@ -189,6 +189,10 @@ class BlockPrograms:
         executable per program."""
         return None
 
+    def diagnostics_from(self, values) -> object:
+        """The ``Diagnostics`` (NumPy) from the values of the "diagnostics" schedule."""
+        return jax.tree_util.tree_unflatten(self._diag_tree, [np.array(v) for v in values])
+
     def band_from_colours(self, jac_c: np.ndarray) -> np.ndarray:
         """Band storage (ml + mu + 1, n) from the colour-compressed rows (c, n)."""
         return jac_c[self._band_colour, self._band_cols] * self._band_valid
@@ -203,7 +207,7 @@ class BlockPrograms:
         for name in ("structure", "thermal", "diagnostics"):
             region = self.ops[name].region
             out[name] = region
-            for vjp in region._vjp_regions.values():
+            for vjp in region.vjp_regions.values():
                 out[f"vjp({name})"] = vjp
         return out
 
@@ -235,7 +239,7 @@ def _summary(records, traces) -> dict:
 
 class BoundBlocks:
     """:class:`BlockPrograms` with one ``inputs`` bound (packed and on the device once):
-    the integrator's callback object, like :class:`~aragog.solver._jitpair.BoundPair`."""
+    the integrator's callback object, like :class:`~aragog.programs._jitpair.BoundPair`."""
 
     @in_float64
     def __init__(self, programs: BlockPrograms, inputs, call_stats=None):
@@ -276,7 +280,7 @@ class BoundBlocks:
         y = np.asarray(y, dtype=np.float64)
         out = self.programs.schedules[name](float(t), y, *self._args)
         if name == "diagnostics":
-            result = jax.tree_util.tree_unflatten(self.programs._diag_tree, [np.array(v) for v in out])
+            result = self.programs.diagnostics_from(out)
         elif name == "jac":
             result = self.programs.band_from_colours(np.asarray(out[0]))
         else:

@@ -1,7 +1,7 @@
 """Compile the right-hand side and its Jacobian once, call them many times, count everything.
 
 A :class:`JitPair` holds ahead-of-time compiled XLA programs for ``rhs(t, y, args)``, its
-Jacobian ``d rhs / d y`` (band storage by default, see :mod:`aragog.solver._jacobian`) and any
+Jacobian ``d rhs / d y`` (band storage by default, see :mod:`aragog.programs._jacobian`) and any
 extra programs of the same signature (diagnostics, event functions). ``args`` is a pytree of
 arrays that is *traced*: every call may pass different values (a new mesh, new boundary
 values, new EOS table contents) without a retrace, as long as the tree structure, the leaf
@@ -54,20 +54,22 @@ import numpy as np
 from aragog._jax import in_float64, jax, jnp
 from aragog._compiling import compile_lowered, lower, store_lookup, store_save
 from aragog._executable_store import store_has
-from aragog.solver._corrector import CorrectorLayout, lapack_ready, make_corrector
-from aragog.solver._jacobian import banded_jacobian, dense_jacobian
-from aragog.solver._packing import PackLayout
-from aragog.solver._program_stats import ProgramStats
+from aragog.programs._corrector import CorrectorLayout, lapack_ready, make_corrector
+from aragog.programs._counters import ProgramStats
+from aragog.programs._jacobian import banded_jacobian, dense_jacobian
+from aragog.programs._packing import PackLayout
 
-__all__ = ["JitPair", "BoundPair", "ProgramStats"]  # ProgramStats re-exported from aragog.solver._program_stats
+__all__ = ["JitPair", "BoundPair", "ProgramStats"]  # ProgramStats re-exported from aragog.programs._counters
 
-logger = logging.getLogger("aragog.solver._jitpair")
+logger = logging.getLogger("aragog.programs._jitpair")
 
 _RESERVED = ("rhs", "jac")
 
 
-class _Program:
-    """One function of ``(t, y, *flat_args)`` and, once compiled, its executable."""
+class PairProgram:
+    """One program of a :class:`JitPair` (:meth:`JitPair.program`): its function of ``(t, y,
+    *flat_args)``, once compiled its executable (``compiled``), its counters (``stats``),
+    its XLA options and, for a batched program, its states per call (``chunk``)."""
 
     __slots__ = ("name", "flat_fn", "compiled", "stats", "out_tree", "lock", "options", "lowered", "more", "chunk")
 
@@ -112,7 +114,7 @@ class JitPair:
         compiler_options: optional mapping ``program name -> {XLA option: value}`` passed
             to ``jax.stages.Lowered.compile`` for that program (others: XLA's defaults).
         corrector: ``(max_iters, check)`` adds the program ``"corrector"``: CVODE's Newton
-            solve of one step (:func:`aragog.solver._corrector.make_corrector`), called as
+            solve of one step (:func:`aragog.programs._corrector.make_corrector`), called as
             ``corrector(t, y_pred, *inputs, vectors, scalars, held)`` (banded Jacobian only).
         batched: optional mapping ``extra name -> chunk size C``: that extra program is
             compiled for C states per call, ``t`` (C,) and ``y`` (C, n_state), its outputs
@@ -212,12 +214,12 @@ class JitPair:
                 raise ValueError(f"JitPair: batched program {key!r} is not an extra program")
             if size < 1:
                 raise ValueError(f"JitPair: batched program {key!r} needs a chunk size >= 1, got {size}")
-        self._programs: dict[str, _Program] = {}
+        self._programs: dict[str, PairProgram] = {}
         for key, fn in functions.items():
             stats = ProgramStats()
             if key in chunks:  # every state of the chunk against the same args
                 fn = jax.vmap(fn, in_axes=(0, 0, None))
-            self._programs[key] = _Program(key, self._make_flat(key, fn, treedef, stats, len(more.get(key, ()))),
+            self._programs[key] = PairProgram(key, self._make_flat(key, fn, treedef, stats, len(more.get(key, ()))),
                                            stats, options.get(key), more.get(key, ()), chunks.get(key))
         self._background: list[threading.Thread] = []
 
@@ -246,7 +248,7 @@ class JitPair:
         return inputs + self._layout.abstract_inputs() + list(more)
 
     @in_float64
-    def _compile(self, key: str) -> _Program:
+    def _compile(self, key: str) -> PairProgram:
         prog = self._programs[key]
         if prog.compiled is not None:
             return prog
@@ -268,7 +270,7 @@ class JitPair:
         return repr((self.store_key, self.name, program, self.n, self.ml, self.mu, self.jacobian,
                      self._leaf_specs, self._layout.n_inputs, str(self._treedef)))
 
-    def _prepare_locked(self, prog: _Program) -> None:
+    def _prepare_locked(self, prog: PairProgram) -> None:
         """The store's executable (then compiled), or trace and lower (``prog.lowered``)."""
         if prog.compiled is not None or prog.lowered is not None:
             return
@@ -278,7 +280,7 @@ class JitPair:
             return
         prog.lowered = lower(prog.flat_fn, self._abstract_inputs(prog.more, prog.chunk))
 
-    def _compile_locked(self, prog: _Program) -> None:
+    def _compile_locked(self, prog: PairProgram) -> None:
         self._prepare_locked(prog)
         if prog.compiled is not None:
             return
@@ -288,7 +290,7 @@ class JitPair:
         store_save(self._store_key(prog.name), compiled, record, prog.options)
         self._finish(prog, compiled, record)
 
-    def _finish(self, prog: _Program, compiled, record) -> None:
+    def _finish(self, prog: PairProgram, compiled, record) -> None:
         key = prog.name
         prog.stats.trace_seconds += record.lower_seconds
         prog.stats.compile_seconds += record.compile_seconds
@@ -320,14 +322,14 @@ class JitPair:
     def compile(self, *names: str) -> None:
         """Compile the named programs now (all when none is named); already compiled ones are kept."""
         for key in names or tuple(self._programs):
-            self._program(key, compile=True)
+            self.program(key, compile=True)
 
     @in_float64
     def stored(self, name: str, store=None) -> bool:
         """Whether program ``name`` is compiled already or has an entry in the active
         persistent store, or in ``store`` (an :class:`aragog._executable_store.ExecutableStore`)
         when given (then no tracing is needed to get it)."""
-        prog = self._program(name, compile=False)
+        prog = self.program(name, compile=False)
         return prog.compiled is not None or store_has(self._store_key(name), prog.options, store)
 
     @in_float64
@@ -336,7 +338,7 @@ class JitPair:
         thread (Python work, it holds the GIL); the XLA compile is left to whoever needs
         the program first, e.g. :meth:`compile_in_background`."""
         for key in names:
-            prog = self._program(key, compile=False)
+            prog = self.program(key, compile=False)
             with prog.lock:
                 self._prepare_locked(prog)
 
@@ -347,7 +349,7 @@ class JitPair:
         off by the interpreter's shutdown could crash it). An exception in the thread is
         not raised there: the program stays uncompiled and its first call compiles it again
         (and raises)."""
-        todo = [self._program(key, compile=False).name for key in names]
+        todo = [self.program(key, compile=False).name for key in names]
         todo = [key for key in todo if self._programs[key].compiled is None]
         if not todo:
             return None
@@ -370,7 +372,7 @@ class JitPair:
         XLA's compile releases the GIL (tracing and lowering do not). So the program CVODE's
         Newton iteration calls besides the RHS (``newton``: ``"jac"``, the Jacobian, for
         SUNDIALS' Newton solver; ``"corrector"``, the whole Newton solve of a step,
-        :mod:`aragog.solver._corrector`, with the Jacobian it asks for), the longest
+        :mod:`aragog.programs._corrector`, with the Jacobian it asks for), the longest
         compile, is traced here and compiled in a thread (one each) while this one traces
         and compiles the RHS; then, once it is ready, the
         diagnostics are traced and compiled in a thread that overlaps the integration (only
@@ -416,6 +418,12 @@ class JitPair:
         return {key: prog.chunk for key, prog in self._programs.items() if prog.chunk is not None}
 
     @property
+    def corrector_check(self) -> bool | None:
+        """Whether the corrector program checks its accepted iterates (``None``: the pair
+        has no corrector program)."""
+        return None if self._corrector_options is None else self._corrector_options[1]
+
+    @property
     def args_signature(self) -> tuple:
         """``(treedef, ((leaf name, shape, dtype), ...))`` the pair was compiled for."""
         return self._treedef, tuple(
@@ -455,13 +463,20 @@ class JitPair:
             out.append(leaf)
         return out
 
+    def pack_args(self, args: Any) -> list:
+        """The call inputs of ``args`` (checked by :meth:`flatten_args`): the small leaves
+        packed into one buffer per dtype, the large ones as they are."""
+        return self._layout.pack(self.flatten_args(args))
+
     def _check_state(self, t, y) -> tuple[float, np.ndarray]:
         y = np.asarray(y, dtype=np.float64)
         if y.shape != (self.n,):
             raise ValueError(f"JitPair: y has shape {y.shape}, the pair was compiled for ({self.n},)")
         return float(t), y
 
-    def _program(self, key: str, compile: bool = True) -> _Program:
+    def program(self, key: str, compile: bool = True) -> PairProgram:
+        """Program ``key`` (compiled now unless ``compile`` is false); ``ValueError`` names
+        the pair's programs when it has no such one."""
         try:
             prog = self._programs[key]
         except KeyError:
@@ -476,10 +491,10 @@ class JitPair:
     @in_float64
     def call(self, name: str, t: float, y: np.ndarray, args: Any) -> Any:
         """Evaluate program ``name`` at ``(t, y, args)``; returns NumPy arrays (same pytree)."""
-        prog = self._program(name)
+        prog = self.program(name)
         _one_state(prog)
         t, y = self._check_state(t, y)
-        inputs = self._layout.pack(self.flatten_args(args))
+        inputs = self.pack_args(args)
         t0 = time.perf_counter()
         out = prog.compiled(t, y, *inputs)
         out = jax.tree_util.tree_map(np.array, out)
@@ -539,7 +554,7 @@ class JitPair:
         )
 
 
-def _one_state(prog: _Program) -> None:
+def _one_state(prog: PairProgram) -> None:
     """Refuse a one-state call of a batched program (it takes chunks of states)."""
     if prog.chunk is not None:
         raise ValueError(f"program {prog.name!r} is batched ({prog.chunk} states a call): "
@@ -567,7 +582,7 @@ class BoundPair:
         self.ml = pair.ml
         self.mu = pair.mu
         self.jac_layout = pair.jac_layout
-        inputs = pair._layout.pack(pair.flatten_args(args))
+        inputs = pair.pack_args(args)
         # Device-resident, packed inputs: no host->device transfer of args per call.
         self._inputs = tuple(jax.device_put(x) for x in inputs)
         self.rhs_into = self._make_into("rhs")
@@ -575,7 +590,7 @@ class BoundPair:
         #: the corrector program's layout and whether it checks its accepted iterates
         #: (``None``: the pair has no corrector program)
         self.corrector_layout = pair.corrector_layout
-        self.corrector_check = None if pair._corrector_options is None else pair._corrector_options[1]
+        self.corrector_check = pair.corrector_check
         self._corrector = None
         #: the programs :meth:`call_many` evaluates (compiled for chunks of states)
         self.batched_programs = pair.batched_programs
@@ -583,12 +598,12 @@ class BoundPair:
     @property
     def corrector(self) -> Callable | None:
         """``corrector(t, y_pred, vectors, scalars, held) -> (c, f, info, held)``: CVODE's
-        Newton solve of one step in one call (:mod:`aragog.solver._corrector`; compiled at
+        Newton solve of one step in one call (:mod:`aragog.programs._corrector`; compiled at
         the first use), or ``None`` without a corrector program."""
         if self.corrector_layout is None:
             return None
         if self._corrector is None:
-            compiled = self.pair._program("corrector").compiled
+            compiled = self.pair.program("corrector").compiled
             stats = self._stats("corrector")
             inputs = self._inputs
             clock = time.perf_counter
@@ -617,7 +632,7 @@ class BoundPair:
         return into
 
     def _make_into(self, key: str) -> Callable[[float, np.ndarray, np.ndarray], None]:
-        prog = self.pair._program(key)
+        prog = self.pair.program(key)
         compiled = prog.compiled
         stats = self._stats(key)
         inputs = self._inputs
@@ -636,7 +651,7 @@ class BoundPair:
     @in_float64
     def call(self, name: str, t: float, y: np.ndarray) -> Any:
         """Evaluate program ``name`` with the bound args; NumPy arrays (same pytree)."""
-        prog = self.pair._program(name)
+        prog = self.pair.program(name)
         _one_state(prog)
         t0 = time.perf_counter()
         out = prog.compiled(float(t), np.asarray(y, dtype=np.float64), *self._inputs)
@@ -655,7 +670,7 @@ class BoundPair:
         of the last state, whose results are dropped); calls and seconds counted once per
         chunk. K = 0 returns arrays with a leading axis 0 (the program is compiled for their
         shapes)."""
-        prog = self.pair._program(name)
+        prog = self.pair.program(name)
         if prog.chunk is None:
             raise ValueError(f"BoundPair.call_many: program {name!r} is not batched (use call)")
         t = np.asarray(t, dtype=np.float64).reshape(-1)
@@ -680,7 +695,7 @@ class BoundPair:
 
     def _stats(self, name: str) -> ProgramStats:
         if self._call_stats is None:
-            return self.pair._programs[name].stats
+            return self.pair.program(name, compile=False).stats
         stats = self._call_stats.get(name)
         if stats is None:  # the solver's own counters of a program it had not called yet
             stats = self._call_stats[name] = ProgramStats()
@@ -702,7 +717,7 @@ class BoundPair:
     @in_float64
     def scalar_fn(self, name: str) -> Callable[[float, np.ndarray], float]:
         """``g(t, y) -> float`` from a scalar-valued program (e.g. an event function)."""
-        prog = self.pair._program(name)
+        prog = self.pair.program(name)
         compiled = prog.compiled
         stats = self._stats(name)
         inputs = self._inputs
@@ -722,7 +737,7 @@ class BoundPair:
         """``(executables, inputs)``: ``executables[name](t, y, *inputs)`` calls program
         ``name`` (compiled now if needed) with the bound, packed device inputs and no checks
         or counters (benchmarks' "bare" call costs, against ``rhs_into`` / ``jac_into``)."""
-        return {name: self.pair._program(name).compiled for name in names}, self._inputs
+        return {name: self.pair.program(name).compiled for name in names}, self._inputs
 
     def __repr__(self) -> str:
         return f"BoundPair({self.pair!r})"

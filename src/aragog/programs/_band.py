@@ -1,4 +1,5 @@
-"""Band storage of banded matrices, NumPy only (no JAX), for the integrator back ends.
+"""Band storage of banded matrices, NumPy only (no JAX): the layout of the Jacobian
+programs' output and of the integrator back ends' band matrices.
 
 A matrix ``J`` (n x n) with lower bandwidth ``ml`` and upper bandwidth ``mu`` is stored as
 ``band`` of shape ``(ml + mu + 1, n)`` with
@@ -6,9 +7,12 @@ A matrix ``J`` (n x n) with lower bandwidth ``ml`` and upper bandwidth ``mu`` is
     band[mu + i - j, j] = J[i, j]        for  -mu <= i - j <= ml,
 
 entries of ``band`` that fall outside the matrix (``i < 0`` or ``i >= n``) are zero
-(LAPACK/SUNDIALS layout). The back ends convert between this layout and dense storage
-here so that ``import aragog.solver.backends`` does not load JAX
-(:mod:`aragog.solver._jacobian`, which computes Jacobians with JAX, has the same helpers).
+(LAPACK/SUNDIALS layout). It lives with the compiled programs, below the solver, because
+both sides use it: the Jacobian programs and the corrector index it
+(:mod:`aragog.programs._jacobian`, which computes Jacobians with JAX, re-exports these
+helpers), and the back ends (:mod:`aragog.solver.backends`, which re-exports them too)
+convert between it and dense storage here, so that ``import aragog.solver.backends``
+does not load JAX.
 """
 
 from __future__ import annotations
