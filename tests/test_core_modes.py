@@ -45,12 +45,12 @@ def _mesh(n_nodes, mass_coordinates=True):
 def make_inputs(constant=False, n_nodes=7, mass_coordinates=True, **boundary):
     mesh = _mesh(n_nodes, mass_coordinates)
     n = mesh.number_of_cells
-    bp = dict(outer_boundary_value=1.0e5, T_eq=300.0, emissivity=0.9, utbl_const=1e-7, cmb_flux=50.0,
-              core_cp=880.0, tfac_core=1.147, cmb_temperature=4300.0)
+    bp = dict(outer_boundary_value=1.0e5, equilibrium_temperature=300.0, emissivity=0.9, param_utbl_const=1e-7,
+              cmb_flux=50.0, core_heat_capacity=880.0, tfac_core_avg=1.147, cmb_temperature=4300.0)
     bp.update(boundary)
     return ph.as_float64(ph.PhysicsInputs(
         mesh=mesh, eos=eos.ConstantParams() if constant else _tables(), material=eos.MaterialParams(),
-        transport=ph.TransportInputs(), boundary=ph.BoundaryInputs(**bp),
+        transport=ph.TransportInputs(grain_size=1e-3), boundary=ph.BoundaryInputs(**bp),
         heating=ph.earth_heating_inputs(n, tidal=jnp.linspace(1e-10, 3e-10, n)),
         scales=ph.Scales(S=1000.0, t=ph.SECONDS_PER_YEAR, dSdr=1e-4, T=1000.0),
     ))

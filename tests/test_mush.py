@@ -69,7 +69,8 @@ def _inputs(n_nodes=9):
     mesh = build_mesh(6371e3, 3504e3, n_nodes, core_density=10738.33)
     return ph.as_float64(ph.PhysicsInputs(
         mesh=mesh, eos=eos.default_table_set().to_jax(), material=eos.MaterialParams(),
-        transport=ph.TransportInputs(grain_size=0.1), boundary=ph.BoundaryInputs(outer_boundary_value=1e4, T_eq=273.0),
+        transport=ph.TransportInputs(grain_size=0.1), boundary=ph.BoundaryInputs(outer_boundary_value=1e4, equilibrium_temperature=273.0, emissivity=1.0,
+                                                                   core_heat_capacity=880.0),
         heating=ph.earth_heating_inputs(mesh.number_of_cells), scales=ph.Scales()))
 
 

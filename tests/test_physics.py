@@ -41,10 +41,10 @@ def _mesh(n_nodes=7, mass_coordinates=True, outer_radius=R):
 def make_inputs(constant=False, n_nodes=7, mass_coordinates=True, outer_radius=R, boundary=None, transport=None):
     mesh = _mesh(n_nodes, mass_coordinates, outer_radius)
     n = mesh.number_of_cells
-    bp = dict(outer_boundary_value=1.0e5, T_eq=300.0, emissivity=0.9, utbl_const=1e-7, cmb_flux=50.0,
-              core_cp=880.0, tfac_core=1.147)
+    bp = dict(outer_boundary_value=1.0e5, equilibrium_temperature=300.0, emissivity=0.9, param_utbl_const=1e-7,
+              cmb_flux=50.0, core_heat_capacity=880.0, tfac_core_avg=1.147)
     bp.update(boundary or {})
-    tp = dict(kappah_floor=10.0, eddy_thermal=1.0, eddy_chemical=1.0, grain_size=1e-3, phi_rheo=0.4, phi_width=0.15)
+    tp = dict(kappah_floor=10.0, eddy_diffusivity_thermal=1.0, eddy_diffusivity_chemical=1.0, grain_size=1e-3)
     tp.update(transport or {})
     return ph.as_float64(ph.PhysicsInputs(
         mesh=mesh,
@@ -247,7 +247,7 @@ def test_quasi_steady_core_energy_balance(constant):
     options = all_on(1, "quasi_steady", constant)
     d = _diag(0.0, random_state(inputs, options, 4), inputs, options)
     mesh, bp = inputs.mesh, inputs.boundary
-    core = float(mesh.core_mass * bp.core_cp * bp.tfac_core * d.T[0] / d.cp[0] * d.dSdt[0])
+    core = float(mesh.core_mass * bp.core_heat_capacity * bp.tfac_core_avg * d.T[0] / d.cp[0] * d.dSdt[0])
     # Algebraic identity of the formula: rounding only (a few ulp of F_1 A_1, 1e-12 margin).
     assert core == pytest.approx(-float(d.cmb_power), rel=1e-12)
 
@@ -265,7 +265,7 @@ def test_energy_balance_core(mass_coordinates):
     ddSdr = float(dy[0]) * float(sc.dSdr / sc.t)
     dSb0 = float(d.dSdt[0]) + float(mesh.r_basic[0] - mesh.r_stag[0]) * ddSdr
     cp_b0 = float(_state(mesh.P_basic[0], d.S_basic[0], inputs, options).cp)
-    core = -float(d.cmb_power) * cp_b0 / float(bp.core_cp * d.T_basic[0] * bp.tfac_core * mesh.core_mass)
+    core = -float(d.cmb_power) * cp_b0 / float(bp.core_heat_capacity * d.T_basic[0] * bp.tfac_core_avg * mesh.core_mass)
     # Rounding of the two-term difference dS_0/dt - dS_b0/dt (both ~|dS_0/dt|): 1e-10 abs-rel.
     assert dSb0 == pytest.approx(core, rel=1e-9, abs=1e-10 * abs(float(d.dSdt[0])))
     assert float(d.F_cmb) == pytest.approx(float(d.jcond[0] + d.jconv[0]), rel=1e-14)
@@ -549,8 +549,9 @@ def test_new_input_values_do_not_retrace():
     a = make_inputs(boundary=dict(outer_boundary_value=2000.0))
     # Every traced group changed: another mesh (other radius), scaled tables, material,
     # transport, boundary, heating and scales.
-    b = make_inputs(outer_radius=6.0e6, boundary=dict(outer_boundary_value=1800.0, T_eq=250.0, core_cp=800.0),
-                    transport=dict(kappah_floor=3.0, eddy_thermal=-1e3, grain_size=2e-3))
+    b = make_inputs(outer_radius=6.0e6,
+                    boundary=dict(outer_boundary_value=1800.0, equilibrium_temperature=250.0, core_heat_capacity=800.0),
+                    transport=dict(kappah_floor=3.0, eddy_diffusivity_thermal=-1e3, grain_size=2e-3))
     b = dataclasses.replace(
         b,
         eos=b.eos._map(lambda x: x * 1.001),
@@ -585,3 +586,37 @@ def test_too_few_cells_is_an_error():
     options = all_on(4, "flux")
     with pytest.raises(ValueError, match="at least 2 cells"):
         ph.rhs(0.0, jnp.ones((1,)), inputs, options)
+
+
+def test_input_fields_carry_the_config_names_and_their_one_default():
+    """docs/design.md, "A new config key": a field of ``TransportInputs`` or
+    ``BoundaryInputs`` named as a key of its config sections has that key's schema default
+    (and none where the schema requires the key): one name and one declared default from the
+    file to the physics. And the config's value reaches the field by that name."""
+    from aragog.config import SCHEMA, load_config
+    from aragog.solver._derived import derive  # private: the config -> physics inputs step itself
+
+    from _configs import TOY_EARTH
+
+    sections = {ph.TransportInputs: ("phase_mixed", "energy"), ph.BoundaryInputs: ("boundary_conditions",)}
+    named = {}
+    for cls, secs in sections.items():
+        for f in dataclasses.fields(cls):
+            key = next((SCHEMA[s][f.name] for s in secs if f.name in SCHEMA[s]), None)
+            if key is None:  # a value transformed on the way (buoyancy_mixture, cmb_flux, cmb_temperature)
+                continue
+            named[f.name] = cls
+            if key.required:
+                assert f.default is dataclasses.MISSING, f"{cls.__name__}.{f.name} declares a default of its own"
+            else:
+                assert f.default == key.default, f"{cls.__name__}.{f.name} = {f.default} != schema {key.default}"
+    assert len(named) == 11 and {"equilibrium_temperature", "kappah_floor", "grain_size"} <= set(named)
+
+    values = {"boundary_conditions.equilibrium_temperature": 271.5, "boundary_conditions.emissivity": 0.83,
+              "boundary_conditions.core_heat_capacity": 851.0, "energy.kappah_floor": 7.5,
+              "energy.eddy_diffusivity_chemical": 0.7, "phase_mixed.grain_size": 2.5e-3}
+    inputs = derive(load_config(TOY_EARTH, overrides=values))[3]
+    for dotted, value in values.items():
+        name = dotted.split(".")[1]
+        group = inputs.transport if named[name] is ph.TransportInputs else inputs.boundary
+        assert float(getattr(group, name)) == value

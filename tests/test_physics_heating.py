@@ -112,8 +112,8 @@ def _closed_box(mesh, constant_properties):
                                 core_bc="flux", constant_properties=constant_properties)
     material = eos.ConstantParams() if constant_properties else eos.default_table_set().to_jax()
     inputs = ph.as_float64(ph.PhysicsInputs(
-        mesh=mesh, eos=material, material=eos.MaterialParams(), transport=ph.TransportInputs(),
-        boundary=ph.BoundaryInputs(outer_boundary_value=0.0, cmb_flux=0.0),
+        mesh=mesh, eos=material, material=eos.MaterialParams(), transport=ph.TransportInputs(grain_size=1e-3),
+        boundary=ph.BoundaryInputs(outer_boundary_value=0.0, equilibrium_temperature=0.0, emissivity=1.0, core_heat_capacity=880.0, cmb_flux=0.0),
         heating=ph.earth_heating_inputs(n), scales=ph.Scales(S=1000.0, t=ph.SECONDS_PER_YEAR, dSdr=1e-3)))
     return inputs, options
 

@@ -231,3 +231,79 @@ def test_max_step_growth_reaches_cvode(monkeypatch):
         solver.solve()
         assert solver.get_state().status == 0
         assert seen[-1] == expected
+
+
+def test_state_api_reads_what_the_setters_and_the_solve_wrote():
+    """The public state accessors (what the upstream adapter drives the solver with,
+    docs/compat.md): ``initialize(initial_state=False)`` builds without a state; ``state()``
+    returns exactly what was set, then what the solve ended with; ``last_trajectory()``'s
+    last row is that state; ``diagnostics()`` is the evaluation ``get_state`` made."""
+    from aragog.solver import SolverStateError
+
+    solver = EntropySolver(load_config(TOY_EARTH, overrides={"mesh.number_of_nodes": 12, "solver.end_time": 1.0}))
+    solver.initialize(initial_state=False)
+    assert solver.entropy is None and solver.time is None and solver.solve_status is None
+    assert solver.last_trajectory() is None
+    with pytest.raises(SolverStateError, match="no state"):
+        solver.state()
+    S0 = np.linspace(2600.0, 2700.0, solver.n_cells)
+    solver.set_initial_entropy(S0)
+    solver.set_initial_dSdr_cmb(-1.0e-4)
+    S, slot = solver.state()
+    np.testing.assert_array_equal(S, S0)
+    assert slot == -1.0e-4 and solver.time == 0.0
+    S[0] = 0.0
+    solver.entropy[1] = 0.0
+    np.testing.assert_array_equal(solver.entropy, S0)  # copies: the state is not changed through them
+
+    solver.solve()
+    out = solver.get_state()
+    status, message = solver.solve_status
+    assert (status, message) == (out.status, out.message) and status == 0
+    t, S_rows, slots = solver.last_trajectory()
+    S_end, slot_end = solver.state()
+    assert t.shape == (S_rows.shape[0],) and S_rows.shape[1] == solver.n_cells and slots.shape == t.shape
+    np.testing.assert_array_equal(S_rows[-1], S_end)
+    assert t[-1] == solver.time == 1.0 and slots[-1] == slot_end == out.dSdr_cmb
+    np.testing.assert_array_equal(out.S_final, S_end)
+    d = solver.diagnostics()
+    assert d is solver.diagnostics()  # one evaluation of an unchanged state
+    np.testing.assert_array_equal(np.asarray(d.T), out.T_stag)
+    solver.initialize(initial_state=False)
+    assert solver.entropy is None and solver.solve_status is None and solver.last_trajectory() is None
+
+
+def test_reset_compression_work_is_the_next_solves_compression_term():
+    """``reset_compression_work()`` is the work Σ m (h(P_new, S) − h(P_old, S)) of the mesh
+    change made by the last reset, with the entropy the solve before it ended with: 0 while
+    the mesh stays, and exactly the next solve's ``step_dE_compression_J`` (the same function
+    of the same record and inputs) after a change of radius."""
+    params = load_config(TOY_EARTH, overrides={"mesh.number_of_nodes": 12, "solver.end_time": 1.0})
+    solver = EntropySolver(params)
+    solver.initialize()
+    assert solver.reset_compression_work() == 0.0  # no solve before the reset
+    solver.solve()
+    solver.reset()
+    assert solver.reset_compression_work() == 0.0  # the same mesh
+    params.mesh.outer_radius *= 1.002
+    params.solver.start_time, params.solver.end_time = 1.0, 2.0
+    solver.reset()
+    work = solver.reset_compression_work()
+    assert work != 0.0 and np.isfinite(work)
+    solver.solve()
+    assert solver.get_state(energy_budget=True).step_dE_compression_J == work
+
+
+def test_compile_energy_budget_starts_the_powers_program(monkeypatch):
+    """``compile_energy_budget=True`` adds the energy budget's program to the background
+    compiles that the first reset starts (the upstream adapter asks for it: its get_state
+    always reports the budget); without it the reset starts the diagnostics only."""
+    from aragog import clear_caches
+
+    started = []
+    monkeypatch.setattr(JitPair, "start", lambda self, names, newton="jac": started.append(tuple(names)))
+    params = load_config(TOY_EARTH, overrides={"mesh.number_of_nodes": 7, "solver.jax_cache_dir": "none"})
+    for flag in (False, True):
+        clear_caches()  # new programs for each: a reused pair starts nothing
+        EntropySolver(params, compile_energy_budget=flag).reset()
+    assert started == [("diagnostics",), ("diagnostics", "powers")]

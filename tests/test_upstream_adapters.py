@@ -178,8 +178,9 @@ def test_core_density_from_structure_file(tmp_path):
 
 
 def test_entropy_solver_answers_each_interface_with_its_class():
-    """``EntropySolver`` given the upstream parameters is the upstream adapter; given this
-    package's, the base class. The upstream parameters name the adapter
+    """``EntropySolver`` given the upstream parameters is the upstream adapter, which holds a
+    native solver (composition: not a subclass); given this package's, the native class.
+    The upstream parameters name the adapter
     (``aragog_solver_class``), which nothing native imports (tests/test_imports.py), so the
     dispatch holds in a fresh process that never names the adapter; and reading upstream
     parameters does not start JAX."""
@@ -189,7 +190,10 @@ def test_entropy_solver_answers_each_interface_with_its_class():
     from aragog._compat.solver import UpstreamEntropySolver  # private: the adapter class EntropySolver dispatches to
     from aragog.solver import EntropySolver
 
-    assert type(EntropySolver(upstream_params())) is UpstreamEntropySolver
+    adapter = EntropySolver(upstream_params())
+    assert type(adapter) is UpstreamEntropySolver and not isinstance(adapter, EntropySolver)
+    assert type(adapter.native) is EntropySolver
+    assert not issubclass(UpstreamEntropySolver, EntropySolver)
     assert type(EntropySolver(upstream_params().to_config())) is EntropySolver
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import aragog, aragog.parser; "
             "print('jax' in sys.modules); from test_upstream_adapters import upstream_params; "
@@ -201,15 +205,15 @@ def test_entropy_solver_answers_each_interface_with_its_class():
 
 
 def test_a_foreign_solver_class_is_refused():
-    """Parameters whose ``aragog_solver_class`` is not an EntropySolver get a clear error."""
+    """Parameters whose ``aragog_solver_class`` does not name a class get a clear error."""
     from aragog.solver import EntropySolver
 
     class Foreign:
         @staticmethod
         def aragog_solver_class():
-            return dict
+            return "a solver"
 
-    with pytest.raises(TypeError, match="aragog_solver_class.*subclass of EntropySolver"):
+    with pytest.raises(TypeError, match="aragog_solver_class.. must return a class, got 'a solver'"):
         EntropySolver(Foreign())
 
 
@@ -332,3 +336,34 @@ def test_jax_factory_refuses_a_core_module_budget():
 
     with pytest.raises(aragog.errors.AragogError, match="core_module"):
         build_jax_rhs_and_jacobian(None, None, None, None, None, None, core_module_budget=object())
+
+
+def test_the_upstream_layer_uses_public_names_only():
+    """docs/design.md, "Layers": the adapters of ``aragog/_compat/`` talk to the rest of the
+    package through its public names. Read with ``ast``: no class there derives from
+    ``EntropySolver``; no module imports a private module of another room (``aragog.eos._host``,
+    ``aragog.solver._entropy_solver``; the base layer's top-level helpers such as
+    ``aragog._jax`` are the house's, shared by every room); and no attribute whose name starts
+    with ``_`` is read from anything but ``self`` or ``cls`` (the upstream's own private
+    names, which PROTEUS reads, are the adapter's attributes, set and read on ``self``)."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1] / "src" / "aragog" / "_compat"
+    problems = []
+    for path in sorted(root.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            where = f"{path.name}:{getattr(node, 'lineno', '?')}"
+            if isinstance(node, ast.ClassDef):
+                bases = [ast.unparse(b) for b in node.bases]
+                if any(b.split(".")[-1] == "EntropySolver" for b in bases):
+                    problems.append(f"{where}: class {node.name} derives from EntropySolver")
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("aragog."):
+                parts = node.module.split(".")[1:]
+                if parts[0] != "_compat" and any(p.startswith("_") for p in parts[1:]):
+                    problems.append(f"{where}: imports the private module {node.module}")
+            elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                owner = node.value
+                if not (isinstance(owner, ast.Name) and owner.id in ("self", "cls")):
+                    problems.append(f"{where}: reads {ast.unparse(node)}")
+    assert not problems, "\n".join(problems)

@@ -306,7 +306,7 @@ def run(args) -> dict:
                 st["first_solve"] = sum(st[k] for k in ("tables", "params", "solver", "initialize",
                                                         "jax_factory", "initial_state",
                                                         "equilibrate", "first_step"))
-        jit_stats = getattr(solver, "jit_stats", None)
+        jit_stats = getattr(getattr(solver, "native", solver), "jit_stats", None)  # this package's counters
         if jit_stats is not None:
             rec["jit_stats"] = ps._jsonable({k: dict(v) if isinstance(v, dict) else v
                                              for k, v in dict(jit_stats).items()})

@@ -441,12 +441,12 @@ class CallTimer:
     ``solver.get_state()`` once per attempt of its retry ladder, on the object it built as
     ``aragog.solver.EntropySolver(Parameters, EntropyEOS)``: the upstream's
     ``aragog.solver.entropy_solver.EntropySolver``, or this package's upstream-interface
-    subclass (``aragog._compat.solver.UpstreamEntropySolver``, which the parameters name).
-    Each class of the solver's MRO that defines one of ``SPIED_METHODS`` gets a spy that
-    calls the original unchanged (same arguments, same return value, same exception) and
-    adds its wall time; a spied method called from inside another (the subclass's ``solve``
-    calling the base class's, a ``get_state`` inside ``solve``) counts once, in the outer
-    one. ``reset``, ``initialize`` and ``set_initial_entropy`` are the wrapper's own work
+    adapter (``aragog._compat.solver.UpstreamEntropySolver``, which the parameters name and
+    which holds a native ``EntropySolver``). Each class of the solver's MRO that defines one
+    of ``SPIED_METHODS`` gets a spy that calls the original unchanged (same arguments, same
+    return value, same exception) and adds its wall time; a spied method called from inside
+    another (the adapter's ``solve`` calling the native solver's, a ``get_state`` inside
+    ``solve``) counts once, in the outer one. ``reset``, ``initialize`` and ``set_initial_entropy`` are the wrapper's own work
     (``wrapper_s``), itemised beside it."""
 
     def __init__(self):

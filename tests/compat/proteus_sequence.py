@@ -249,7 +249,7 @@ def _jsonable(x):
 
 
 def _jit_stats(solver):
-    stats = getattr(solver, "jit_stats", None)
+    stats = getattr(getattr(solver, "native", solver), "jit_stats", None)  # this package's counters
     if stats is None:
         return None
     try:

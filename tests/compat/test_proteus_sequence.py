@@ -128,7 +128,7 @@ def test_no_retrace_after_first_coupled_call(sequence_runs, mode, backend, struc
     record, solver = sequence_runs.get(mode, backend, structure)
     calls = _calls(record)
     first = calls[1]["jit_stats"]
-    assert first, "solver.jit_stats is missing"
+    assert first, "solver.native.jit_stats is missing"
     # (0 traces and compiles is fine: a second solver with the same static key in this
     # process reuses the programs the first one compiled.)
     assert first["rhs"]["calls"] > 0
@@ -139,7 +139,7 @@ def test_no_retrace_after_first_coupled_call(sequence_runs, mode, backend, struc
     for c in calls[2:]:
         assert counts(c["jit_stats"]) == counts(first), c["label"]
     assert counts(record["jit_stats_final"]) == counts(first)
-    assert counts(solver.jit_stats) == counts(first)
+    assert counts(solver.native.jit_stats) == counts(first)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -208,9 +208,9 @@ def test_fields_proteus_writes_have_the_upstream_definitions(sequence_runs, mode
     RF_depth equal (it was 24 % and 0 against 0.45)."""
     record, solver = sequence_runs.get(mode, backend, structure)
     out = solver.get_state()
-    mesh = solver._inputs.mesh
+    mesh = solver.native.inputs.mesh
     V = np.asarray(mesh.volume_stag)
-    d = solver._bound.call("diagnostics", out.time, solver._y0())
+    d = solver.native.diagnostics()
     mass = out.rho_stag * V
     np.testing.assert_allclose(out.mass_stag, mass, rtol=1e-14)
     assert out.Phi_global == pytest.approx(np.sum(out.phi_stag * mass) / np.sum(mass), rel=1e-14)

@@ -55,10 +55,10 @@ def build_jax_rhs_and_jacobian(eos_jax, params_jax, mesh_jax, bc_jax, heating_st
     if solver is None:
         raise AragogError("build_jax_rhs_and_jacobian: `scales` must be the NonDimScales a solver passes to "
                           "its factory (solver.set_jax_cvode_factory)")
-    bound = solver._bound
+    bound = solver.bound_programs
     if bound is None:
         raise AragogError("build_jax_rhs_and_jacobian: initialise the solver first")
-    bc = solver._params.boundary_conditions
+    bc = solver.parameters.boundary_conditions
     checks = (("outer_bc_value", "outer_boundary_value"), ("T_eq", "equilibrium_temperature"),
               ("emissivity", "emissivity"))
     for record_name, param_name in checks:
@@ -66,9 +66,9 @@ def build_jax_rhs_and_jacobian(eos_jax, params_jax, mesh_jax, bc_jax, heating_st
         if not math.isclose(got, want, rel_tol=_MATCH_RTOL, abs_tol=0.0):
             raise AragogError(f"build_jax_rhs_and_jacobian: BoundaryParams.{record_name} = {got} but the solver's "
                               f"boundary_conditions.{param_name} = {want}; build the record from the live parameters")
-    if core_bc_mode != solver._core_bc:
+    if core_bc_mode != bc.core_bc:
         raise AragogError(f"build_jax_rhs_and_jacobian: core_bc_mode {core_bc_mode!r} differs from the solver's "
-                          f"core_bc {solver._core_bc!r}")
+                          f"core_bc {bc.core_bc!r}")
 
     @in_float64
     def rhs_fn(t, y, ydot):
@@ -80,7 +80,8 @@ def build_jax_rhs_and_jacobian(eos_jax, params_jax, mesh_jax, bc_jax, heating_st
         bound.jac_into(float(t), np.asarray(y, dtype=np.float64), J)
         return 0
 
-    rhs_fn._aragog_bound = jac_fn._aragog_bound = bound
+    # the adapter checks that its factory returned these (UpstreamEntropySolver._call_factory)
+    rhs_fn.aragog_bound_programs = jac_fn.aragog_bound_programs = bound
     info = {"source": "aragog compiled programs", "n_state": bound.n, "band": (bound.ml, bound.mu),
             "jac_layout": bound.jac_layout, "core_bc": core_bc_mode}
     return rhs_fn, jac_fn, info

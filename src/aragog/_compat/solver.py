@@ -31,12 +31,11 @@ from aragog._compat.jax_records import NonDimScales
 from aragog._jax import in_float64
 from aragog.errors import AragogError
 from aragog.units import SECONDS_PER_YEAR
-from aragog.solver._entropy_solver import EntropySolver, SolverStateError
-from aragog.solver._output import SolverOutput
+from aragog.solver import EntropySolver, SolverOutput, SolverStateError
 
 #: ``EntropySolver`` and ``SolverOutput`` are the native classes: the upstream's import path
 #: ``aragog.solver.entropy_solver`` names them, and ``EntropySolver(upstream parameters)``
-#: answers with :class:`UpstreamEntropySolver`.
+#: answers with an :class:`UpstreamEntropySolver` (which holds a native one).
 __all__ = ["EXTRA_STATE_SLOTS", "EntropySolver", "SolverOutput", "UpstreamEntropySolver", "UpstreamSolution",
            "upstream_mass_fields"]
 
@@ -71,16 +70,16 @@ class UpstreamSolution:
         return self.status >= 0
 
 
-class UpstreamEntropySolver(EntropySolver):
-    """:class:`EntropySolver` driven by upstream parameters (see the module docstring).
+class UpstreamEntropySolver:
+    """The upstream aragog's solver interface over a native :class:`EntropySolver` (see the
+    module docstring), which it holds (:attr:`native`) and drives through its public
+    methods only.
 
     Args:
         parameters: :class:`aragog.parser.Parameters` (kept as ``self.parameters``).
         entropy_eos: :class:`aragog.eos.entropy.EntropyEOS` whose tables the solver runs
             with, or ``None`` (constant-property mode, or the bundled tables).
     """
-
-    _background_programs = ("diagnostics", "powers")  # get_state always asks for the energy budget
 
     @in_float64
     def __init__(self, parameters, entropy_eos=None):
@@ -92,9 +91,15 @@ class UpstreamEntropySolver(EntropySolver):
         self._dSdr_cmb_init: float | None = None  # set_initial_dSdr_cmb override
         self._solution_cache: UpstreamSolution | None = None
         self._max_steps = int(parameters.solver.max_steps)  # read once, as upstream
-        self._compression_from = None  # the solve recorded before the last reset()
-        self._compression_J: float | None = None  # its compression work, once measured or set
-        super().__init__(self._convert())
+        self._compression_override: float | None = None  # _last_compression_J as set by the caller
+        # get_state always asks for the energy budget: its program compiles from the start
+        self._solver = EntropySolver(self._convert(), compile_energy_budget=True)
+
+    @property
+    def native(self) -> EntropySolver:
+        """The native :class:`EntropySolver` this interface drives (its ``jit_stats``,
+        ``programs``, ``history()``, ... are there)."""
+        return self._solver
 
     # ------------------------------------------------------------------ parameters
     @property
@@ -114,85 +119,90 @@ class UpstreamEntropySolver(EntropySolver):
     def _sync(self) -> None:
         """Rebuild the native parameters from the upstream ones; reset when they changed."""
         native = self._convert()
-        if native != self._params:
-            self._params = native
-            EntropySolver.reset(self)
+        if native != self._solver.parameters:
+            self._solver.parameters = native
+            self._solver.reset()
 
     @in_float64
     def reset(self) -> UpstreamEntropySolver:
         """Re-read the upstream parameters (and ``_atol_sf``); no recompilation when only
         values changed."""
-        self._params = self._convert()
-        self._compression_from = self._records.latest_final()
-        self._compression_J = None
-        EntropySolver.reset(self)
+        self._solver.parameters = self._convert()
+        self._solver.reset()
+        self._compression_override = None
         return self
 
     @in_float64
     def initialize(self) -> UpstreamEntropySolver:
         """Build the mesh, tables and compiled programs. As upstream, the state is not set
         from ``[initial_condition]``: call :meth:`set_initial_entropy` next."""
-        self.reset()
-        self._records.clear()
-        self._compression_from = None
-        self._trace = None
-        self._S = self._dSdr_cmb = self._time = self._last = None
+        self._solver.parameters = self._convert()
+        self._solver.initialize(initial_state=False)
+        self._compression_override = None
         self._solution_cache = None
         return self
 
+    # ------------------------------------------------------------------ the native solver's
+    @property
+    def n_cells(self) -> int:
+        return self._solver.n_cells
+
+    def write_netcdf(self, path):
+        """Write the run so far to netCDF (the upstream solver's method;
+        :meth:`EntropySolver.write_netcdf`)."""
+        return self._solver.write_netcdf(path)
+
     # ------------------------------------------------------------------ state
+    def _mesh(self):
+        inputs = self._solver.inputs
+        if inputs is None:
+            raise SolverStateError("call initialize() (or reset()) first")
+        return inputs.mesh
+
     @property
     def _core_bc(self) -> str:
-        return self._params.boundary_conditions.core_bc
+        return self._solver.parameters.boundary_conditions.core_bc
 
     @property
     def _n_stag(self) -> int:
-        return self.n_cells
+        return self._solver.n_cells
 
     @property
     def _P_stag_flat(self) -> np.ndarray:
-        self._require_inputs()
-        return np.asarray(self._inputs.mesh.P_stag, dtype=float)
+        return np.asarray(self._mesh().P_stag, dtype=float)
 
     @property
     def _r_basic_flat(self) -> np.ndarray:
-        self._require_inputs()
-        return np.asarray(self._inputs.mesh.r_basic, dtype=float)
+        return np.asarray(self._mesh().r_basic, dtype=float)
 
     @property
     def _P_basic_flat(self) -> np.ndarray:
-        self._require_inputs()
-        return np.asarray(self._inputs.mesh.P_basic, dtype=float)
+        return np.asarray(self._mesh().P_basic, dtype=float)
 
     @property
     def _last_compression_J(self) -> float:
         """Compression work [J] of the structure change of the last :meth:`reset` (the
         upstream's name; PROTEUS reads it before each coupled call and puts it back after a
-        retry's reset): Σ m (h(P_new, S) − h(P_old, S)) with the entropy the solve before the
-        reset ended with, 0 on an unchanged mesh or before any solve. The next solve's
-        ``step_dE_compression_J`` is the same work (docs/output.md)."""
-        if self._compression_J is None:
-            prev = self._compression_from
-            self._compression_J = 0.0 if prev is None or self._inputs is None else float(
-                self._energy.compression_since(prev, self._inputs, self._bind, self._options))
-        return self._compression_J
+        retry's reset): :meth:`EntropySolver.reset_compression_work`, or the value set here
+        since that reset."""
+        if self._compression_override is not None:
+            return self._compression_override
+        return self._solver.reset_compression_work()
 
     @_last_compression_J.setter
     def _last_compression_J(self, value: float) -> None:
-        self._compression_J = float(value)
+        self._compression_override = float(value)
 
     @property
     def _cmb_area(self) -> float:
         """Area of the core-mantle boundary, 4π r_cmb² [m²] (the upstream's name; PROTEUS's
         JAX factory reads it)."""
-        self._require_inputs()
-        return float(self._inputs.mesh.area_basic[0])
+        return float(self._mesh().area_basic[0])
 
     @property
     def _core_M(self) -> float:
         """Core mass, (4/3)π r_cmb³ ρ_core [kg] (``mesh.core_density``; the upstream's name)."""
-        self._require_inputs()
-        return float(self._inputs.mesh.core_mass)
+        return float(self._mesh().core_mass)
 
     @property
     def _cmb_dr_cmb(self) -> float:
@@ -203,11 +213,11 @@ class UpstreamEntropySolver(EntropySolver):
     @property
     def evaluator(self):
         """``evaluator.mesh``: the mesh arrays (what PROTEUS hands to its JAX factory)."""
-        self._require_inputs()
-        return SimpleNamespace(mesh=self._inputs.mesh)
+        return SimpleNamespace(mesh=self._mesh())
 
     def _has_slot(self) -> bool:
-        return bool(self._options is not None and self._options.energy_balance)
+        options = self._solver.options
+        return bool(options is not None and options.energy_balance)
 
     @staticmethod
     def _upstream_state(S, slot) -> np.ndarray:
@@ -218,9 +228,9 @@ class UpstreamEntropySolver(EntropySolver):
         """The current state in the upstream layout, physical units: the entropy of the
         cells, then the boundary slot (dS/dr at the CMB for "energy_balance" and
         "gradient", T_core for "bower2018")."""
-        if self._S is None:
+        if self._solver.entropy is None:
             return None
-        return self._upstream_state(*self._split(self._y0()))
+        return self._upstream_state(*self._solver.state())
 
     @_S0.setter
     @in_float64
@@ -228,17 +238,17 @@ class UpstreamEntropySolver(EntropySolver):
         """Set the whole state in the upstream layout (PROTEUS's retry ladder restores the
         state a call started from this way): the cell entropies, then each slot of
         :data:`EXTRA_STATE_SLOTS` for this core_bc, taken as given."""
-        self._require_inputs()
+        self._mesh()
         arr = np.asarray(state, dtype=np.float64)
         n, slots = self.n_cells, EXTRA_STATE_SLOTS.get(self._core_bc, ())
         if arr.shape != (n + len(slots),):
             raise AragogError(f"_S0 needs {n} cell entropies then {list(slots) or 'no slot'} "
                               f"(core_bc = {self._core_bc!r}), got shape {arr.shape}")
-        EntropySolver.set_initial_entropy(self, arr[:n])
+        self._solver.set_initial_entropy(arr[:n])
         if "dSdr_cmb" in slots:
-            self._dSdr_cmb = float(arr[n])
+            self._solver.set_initial_dSdr_cmb(float(arr[n]))
         if "T_core" in slots:
-            self._T_core = float(arr[n + slots.index("T_core")])
+            self._solver.set_initial_core_temperature(float(arr[n + slots.index("T_core")]))
 
     @in_float64
     def set_initial_entropy(self, S_init) -> None:
@@ -246,23 +256,24 @@ class UpstreamEntropySolver(EntropySolver):
         gradient last). The CMB gradient slot takes, in this order: the value of
         :meth:`set_initial_dSdr_cmb`, the last solve's final value, or the one-sided
         difference of the given entropy at the bottom (0 for an isentrope)."""
-        self._require_inputs()
+        self._mesh()
+        native = self._solver
         arr = np.asarray(S_init, dtype=np.float64)
         n = self.n_cells
-        given_slot = None
-        if arr.ndim == 1 and arr.size == n + 1 and self._options.core_temperature_slot:
-            EntropySolver.set_initial_entropy(self, arr[:n])
-            self._T_core = float(arr[n])
+        if arr.ndim == 1 and arr.size == n + 1 and native.options.core_temperature_slot:
+            native.set_initial_entropy(arr[:n])
+            native.set_initial_core_temperature(float(arr[n]))
             return
+        given_slot = None
         if arr.ndim == 1 and arr.size == n + 1 and self._has_slot():
             arr, given_slot = arr[:n], float(arr[n])
-        EntropySolver.set_initial_entropy(self, arr)
+        native.set_initial_entropy(arr)
         if self._dSdr_cmb_init is not None:
-            self._dSdr_cmb = self._dSdr_cmb_init
+            native.set_initial_dSdr_cmb(self._dSdr_cmb_init)
         elif given_slot is not None:
-            self._dSdr_cmb = given_slot
-        elif self._last is None or self._dSdr_cmb is None:
-            EntropySolver.set_initial_dSdr_cmb(self, None)  # the one-sided difference at the CMB
+            native.set_initial_dSdr_cmb(given_slot)
+        elif native.solve_status is None:
+            native.set_initial_dSdr_cmb(None)  # the one-sided difference at the CMB
 
     def set_initial_dSdr_cmb(self, dSdr_cmb_init: float | None) -> None:
         """Override the CMB gradient slot [J/kg/K/m] used by the next
@@ -275,14 +286,14 @@ class UpstreamEntropySolver(EntropySolver):
         if not math.isfinite(value):
             raise AragogError(f"dSdr_cmb must be finite, got {value}")
         self._dSdr_cmb_init = value
-        self._dSdr_cmb = value
+        self._solver.set_initial_dSdr_cmb(value)
 
     def get_current_dSdr_cmb(self) -> float | None:
         """The CMB gradient [J/kg/K/m] at the end of the last solve; ``None`` before the
         first solve or without the energy-balance slot."""
-        if self._last is None or not self._has_slot() or self._dSdr_cmb is None:
+        if self._solver.solve_status is None or not self._has_slot():
             return None
-        return float(self._dSdr_cmb)
+        return float(self._solver.state()[1])
 
     # ------------------------------------------------------------------ JAX factory
     def set_jax_cvode_factory(self, factory) -> None:
@@ -293,13 +304,14 @@ class UpstreamEntropySolver(EntropySolver):
         self._jax_cvode_factory = factory
 
     def _nondim_scales(self):
-        sc = self._inputs.scales
-        scale = np.full(self._bound.n, float(sc.S))
-        if self._has_slot():
+        native = self._solver
+        sc, options = native.inputs.scales, native.options
+        scale = np.full(native.bound_programs.n, float(sc.S))
+        if options.energy_balance:
             scale[0] = float(sc.dSdr)
-        elif self._options.core_temperature_slot:
+        elif options.core_temperature_slot:
             scale[0] = float(sc.T)
-        return NonDimScales.for_solver(self, scale)
+        return NonDimScales.for_solver(native, scale)
 
     def _call_factory(self) -> None:
         if self._jax_cvode_factory is None or not self._upstream.energy.use_jax_jacobian:
@@ -307,7 +319,7 @@ class UpstreamEntropySolver(EntropySolver):
         callbacks = self._jax_cvode_factory(self._nondim_scales(), self._core_bc)
         self._jax_factory_calls += 1
         rhs_fn = callbacks[0] if isinstance(callbacks, (tuple, list)) and callbacks else None
-        if getattr(rhs_fn, "_aragog_bound", None) is not self._bound:
+        if getattr(rhs_fn, "aragog_bound_programs", None) is not self._solver.bound_programs:
             raise AragogError("the JAX CVODE factory must return the callbacks of "
                               "aragog.solver.cvode_jax.build_jax_rhs_and_jacobian for this solver")
 
@@ -317,24 +329,24 @@ class UpstreamEntropySolver(EntropySolver):
         """Integrate ``start_time`` → ``end_time`` [yr] of the upstream parameters (re-read
         now, with ``_atol_sf``) from the current state."""
         self._sync()
-        if self._S is None:
+        if self._solver.entropy is None:
             raise SolverStateError("no initial state: call set_initial_entropy() after initialize()")
         self._call_factory()
-        EntropySolver.solve(self)
+        self._solver.solve()
         self._solution_cache = None
 
     @property
     def solution(self) -> UpstreamSolution | None:
         """The last solve's trajectory (``.t``, ``.y`` upstream layout), or ``None``."""
-        if self._last is None or not self._records:
+        trajectory = self._solver.last_trajectory()
+        if trajectory is None:
             return None
         if self._solution_cache is None:
-            t, y, _ = self._records.latest
-            cols = [self._upstream_state(*self._split(row)) for row in np.atleast_2d(y)]
-            y_up = np.stack(cols, axis=1) if cols else np.zeros((self._bound.n, 0))
-            self._solution_cache = UpstreamSolution(t=np.asarray(t, dtype=float), y=y_up,
-                                                    status=_upstream_status(self._last.status),
-                                                    message=str(self._last.message))
+            t, S, slot = trajectory
+            y_up = S.T if slot is None else np.vstack([S.T, slot[None, :]])
+            status, message = self._solver.solve_status
+            self._solution_cache = UpstreamSolution(t=t, y=y_up, status=_upstream_status(status),
+                                                    message=str(message))
         return self._solution_cache
 
     @property
@@ -355,14 +367,16 @@ class UpstreamEntropySolver(EntropySolver):
         (PROTEUS's ``T_cmb``), or the core temperature slot with ``core_bc = "bower2018"``
         (the native ``T_core`` is the mean core temperature, ``tfac_core_avg`` times the
         CMB node's)."""
-        out, d = self._state(energy_budget=True)  # PROTEUS reads the budget every step
+        native = self._solver
+        out = native.get_state(energy_budget=True)  # PROTEUS reads the budget every step
+        d = native.diagnostics()  # the evaluation get_state made
         changes = {"status": _upstream_status(out.status)}
-        if not self._options.core_temperature_slot:
+        if not native.options.core_temperature_slot:
             changes["T_core"] = float(out.T_stag[0])
         mean = _mean_cmb_flux(out)
         if mean is not None:
             changes["F_cmb"] = mean
-        changes.update(upstream_mass_fields(out, d, self._inputs.mesh, self._inputs.transport.phi_rheo))
+        changes.update(upstream_mass_fields(out, d, native.inputs.mesh, native.inputs.material.phi_rheo))
         return dataclasses.replace(out, **changes)
 
 

@@ -11,7 +11,9 @@ Typical use::
     mesh = build_mesh(6371e3, 3504e3, 81, core_density=10738.33)
     inputs = physics.as_float64(physics.PhysicsInputs(
         mesh=mesh, eos=eos.default_table_set().to_jax(), material=eos.MaterialParams(),
-        transport=physics.TransportInputs(), boundary=physics.BoundaryInputs(),
+        transport=physics.TransportInputs(grain_size=1e-3),
+        boundary=physics.BoundaryInputs(outer_boundary_value=0.0, equilibrium_temperature=273.0, emissivity=1.0,
+                                        core_heat_capacity=880.0),
         heating=physics.earth_heating_inputs(mesh.number_of_cells), scales=physics.Scales()))
     options = physics.PhysicsOptions(outer_boundary_condition=1, core_bc="energy_balance")
     f = jax.jit(physics.rhs, static_argnums=3)
@@ -53,6 +55,7 @@ from aragog.physics._inputs import (
     PhysicsInputs,
     PhysicsOptions,
     Scales,
+    SEPARATION_BUOYANCY,
     TransportInputs,
     as_float64,
 )
@@ -95,6 +98,7 @@ __all__ = [
     # inputs
     "PhysicsOptions",
     "TransportInputs",
+    "SEPARATION_BUOYANCY",
     "BoundaryInputs",
     "HeatingInputs",
     "Scales",

@@ -65,8 +65,8 @@ def surface_flux(T_surface, boundary, options):
     if options.outer_boundary_condition != 1:
         raise ValueError(f"surface_flux: outer_boundary_condition {options.outer_boundary_condition} "
                          "has no closed-form flux")
-    T_rad = utbl_radiating_temperature(T_surface, boundary.utbl_const) if options.utbl else T_surface
-    return grey_body_flux(T_rad, boundary.T_eq, boundary.emissivity)
+    T_rad = utbl_radiating_temperature(T_surface, boundary.param_utbl_const) if options.utbl else T_surface
+    return grey_body_flux(T_rad, boundary.equilibrium_temperature, boundary.emissivity)
 
 
 def quasi_steady_cmb_flux(F_1, H_0, rho_0, cp_0, V_0, A_0, A_1, core_mass, core_cp, tfac_core):

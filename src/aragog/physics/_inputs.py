@@ -22,6 +22,7 @@ from typing import Any
 
 from aragog._jax import jax, jnp
 from aragog._pytree import data_pytree
+from aragog.config import SCHEMA
 from aragog.units import SECONDS_PER_YEAR
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "PhysicsOptions",
     "TransportInputs",
     "BoundaryInputs",
+    "SEPARATION_BUOYANCY",
     "HeatingInputs",
     "Scales",
     "PhysicsInputs",
@@ -119,56 +121,72 @@ class PhysicsOptions:
 
 
 
+def _default(section: str, key: str):
+    """The schema's default of ``[section] key`` (aragog.config.SCHEMA, docs/config.md): the
+    one declaration of it. A key the schema requires has none, and neither has its field."""
+    return SCHEMA[section][key].default
+
+
+#: ``[phase_mixed] separation_buoyancy`` as :attr:`TransportInputs.buoyancy_mixture`.
+SEPARATION_BUOYANCY = {"solid": 0.0, "mixture": 1.0}
+
+
 @data_pytree
 class TransportInputs:
-    """Transport parameters (0-d; traced).
+    """Transport parameters (0-d; traced). Each field but ``buoyancy_mixture`` is the config
+    key of its name (docs/config.md), with the schema's default where it has one.
 
-    kappah_floor [m2/s]: minimum thermal eddy diffusivity where dS/dr < 0, modulated by
-        tw(phi, phi_rheo, phi_width) so that it fades out as the mantle solidifies.
-    eddy_thermal, eddy_chemical [-]: factors f_T, f_C on the mixing-length diffusivity;
-        a value <= 0 means a constant diffusivity |value| m2/s instead (SPIDER convention).
-    grain_size [m]: grain size of the permeability law (gravitational separation).
-    buoyancy_mixture [-]: 1 for the separation buoyancy against the mixture (McKenzie 1984:
-        the matrix terms of the permeability law carry a factor 1 - p), 0 against the
-        solid (Abe 1995, SPIDER); ``phase_mixed.separation_buoyancy``.
-    phi_rheo, phi_width [-]: rheological transition (centre, width) of the floor weight;
-        pass the same values as ``MaterialParams.phi_rheo/phi_width``.
-    mixing_onset_width [-]: w of the ramped drive of the chemical eddy diffusivity,
-        Δ³/(Δ + w |c|)² (``physics.mixing_onset_drive``; 0: the plain mixing-length law).
+    grain_size [m]: ``[phase_mixed]``, grain size of the permeability law (gravitational
+        separation).
+    kappah_floor [m2/s]: ``[energy]``, minimum thermal eddy diffusivity where dS/dr < 0,
+        weighted by tw(phi, phi_rheo, phi_width) of the rheological transition
+        (``MaterialParams``) so that it fades out as the mantle solidifies.
+    eddy_diffusivity_thermal, eddy_diffusivity_chemical [-]: ``[energy]``, factors f_T, f_C
+        on the mixing-length diffusivity; a value <= 0 means a constant diffusivity |value|
+        m2/s instead (SPIDER convention).
+    mixing_onset_width [-]: ``[energy]``, w of the ramped drive of the chemical eddy
+        diffusivity, Δ³/(Δ + w |c|)² (``physics.mixing_onset_drive``; 0: the plain
+        mixing-length law).
+    buoyancy_mixture [-]: ``[phase_mixed] separation_buoyancy`` as a number
+        (:data:`SEPARATION_BUOYANCY`): 1 for the separation buoyancy against the mixture
+        (McKenzie 1984: the matrix terms of the permeability law carry a factor 1 - p), 0
+        against the solid (Abe 1995, SPIDER).
     """
 
-    kappah_floor: Any = 10.0
-    eddy_thermal: Any = 1.0
-    eddy_chemical: Any = 1.0
-    grain_size: Any = 1.0e-3
-    buoyancy_mixture: Any = 0.0
-    phi_rheo: Any = 0.4
-    phi_width: Any = 0.15
-    mixing_onset_width: Any = 1.0e-3
+    grain_size: Any
+    kappah_floor: Any = _default("energy", "kappah_floor")
+    eddy_diffusivity_thermal: Any = _default("energy", "eddy_diffusivity_thermal")
+    eddy_diffusivity_chemical: Any = _default("energy", "eddy_diffusivity_chemical")
+    mixing_onset_width: Any = _default("energy", "mixing_onset_width")
+    buoyancy_mixture: Any = SEPARATION_BUOYANCY[_default("phase_mixed", "separation_buoyancy")]
 
 
 @data_pytree
 class BoundaryInputs:
-    """Boundary-condition parameters (0-d; traced).
+    """Boundary-condition parameters (0-d; traced). The first six fields are the
+    ``[boundary_conditions]`` keys of their names (docs/config.md), with the schema's
+    default where it has one; the last two are ``inner_boundary_value`` in the core mode
+    that reads it.
 
-    outer_boundary_value: prescribed surface flux [W/m2] (outer_boundary_condition 4) or temperature [K]
-        (outer_boundary_condition 5); unused for the grey body.
-    T_eq [K]: equilibrium temperature of the grey body.
+    outer_boundary_value: prescribed surface flux [W/m2] (outer_boundary_condition 4) or
+        temperature [K] (outer_boundary_condition 5); unused for the grey body.
+    equilibrium_temperature [K]: equilibrium temperature of the grey body.
     emissivity [-]: grey-body emissivity.
-    utbl_const [K^-2]: c of the ultra-thin boundary layer, T_magma = T_rad + c T_rad^3.
+    core_heat_capacity [J/kg/K]: core heat capacity c_c.
+    param_utbl_const [K^-2]: c of the ultra-thin boundary layer, T_magma = T_rad + c T_rad^3.
+    tfac_core_avg [-]: f, mean core temperature / CMB temperature.
     cmb_flux [W/m2]: prescribed CMB flux (core_bc "flux").
-    cmb_temperature [K]: prescribed CMB temperature (core_bc "temperature"; > 0).
-    core_cp [J/kg/K]: core heat capacity c_c.
-    tfac_core [-]: f, mean core temperature / CMB temperature.
+    cmb_temperature [K]: prescribed CMB temperature (core_bc "temperature"; > 0; unused
+        elsewhere).
     """
 
-    outer_boundary_value: Any = 0.0
-    T_eq: Any = 0.0
-    emissivity: Any = 1.0
-    utbl_const: Any = 1.0e-7
+    outer_boundary_value: Any
+    equilibrium_temperature: Any
+    emissivity: Any
+    core_heat_capacity: Any
+    param_utbl_const: Any = _default("boundary_conditions", "param_utbl_const")
+    tfac_core_avg: Any = _default("boundary_conditions", "tfac_core_avg")
     cmb_flux: Any = 0.0
-    core_cp: Any = 880.0
-    tfac_core: Any = 1.147
     cmb_temperature: Any = 4000.0
 
 

@@ -175,7 +175,7 @@ def _node_fluxes(st, S_b, dSdr_b, st_c, S_c, inputs, options) -> _Fluxes:
     two_phase = not options.constant_properties  # constant mode has no mush
     if options.convection:
         kappa = tr.mixing_length_diffusivity(st, dSdr_b, mesh.g_basic, mesh.mixing_length_basic)
-        kappa_h = tr.thermal_eddy_diffusivity(st, kappa, dSdr_b, tp)
+        kappa_h = tr.thermal_eddy_diffusivity(st, kappa, dSdr_b, tp, inputs.material)
         if options.core_bc in ("energy_balance", "gradient"):
             kappa_h = _cmb_from_first_interior(kappa_h)
         jconv = tr.convective_flux(st, dSdr_b, kappa_h)
@@ -196,7 +196,7 @@ def _node_fluxes(st, S_b, dSdr_b, st_c, S_c, inputs, options) -> _Fluxes:
         # κ_c from the ramped drive: a finite slope at the mixing onset (docs/physics.md).
         drive = tr.mixing_onset_drive(dSdr_b, tr.phase_boundary_gradient(st, dPdr), tp.mixing_onset_width)
         kappa_mix = tr.mixing_length_diffusivity(st, -drive, mesh.g_basic, mesh.mixing_length_basic)
-        kappa_c = tr.eddy_diffusivity(kappa_mix, tp.eddy_chemical, dSdr_b)
+        kappa_c = tr.eddy_diffusivity(kappa_mix, tp.eddy_diffusivity_chemical, dSdr_b)
         jmix = tr.mixing_flux(st, S_b, dSdr_b, dPdr, kappa_c, width)
         jmix = _interior(jmix * tr.donor_cell_weight(tr.melt_weight(g_c, width), jmix > 0.0))
     else:
@@ -294,7 +294,7 @@ def thermal_stage(t, s: StructureState, inputs: PhysicsInputs, options: PhysicsO
         F_0 = jnp.asarray(bp.cmb_flux, dtype=jnp.float64)
     elif options.core_bc == "quasi_steady":
         F_0 = bnd.quasi_steady_cmb_flux(F_laws[1], H[0], st_c.rho[0], st_c.cp[0], V[0], A[0], A[1],
-                                        mesh.core_mass, bp.core_cp, bp.tfac_core)
+                                        mesh.core_mass, bp.core_heat_capacity, bp.tfac_core_avg)
     elif options.core_temperature_slot:
         F_0 = core.conductive_cmb_flux(st_c.T[0], st_c.k[0], s.T_core, mesh.r_basic[0], mesh.r_basic[1])
     else:  # energy_balance, gradient, temperature: the flux laws at the CMB node
@@ -306,7 +306,8 @@ def thermal_stage(t, s: StructureState, inputs: PhysicsInputs, options: PhysicsO
     dSdt = (FA[:-1] - FA[1:]) / (st_c.rho * st_c.T * V) + H / st_c.T
 
     if options.energy_balance:
-        dSb0dt = bnd.core_entropy_rate(F_0, A[0], st_b.cp[0], st_b.T[0], mesh.core_mass, bp.core_cp, bp.tfac_core)
+        dSb0dt = bnd.core_entropy_rate(F_0, A[0], st_b.cp[0], st_b.T[0], mesh.core_mass, bp.core_heat_capacity,
+                                       bp.tfac_core_avg)
         # S_b0 = S_0 + (dS/dr)_cmb (r_0 - r_s0)  =>  d(dS/dr)_cmb/dt = (dS_0/dt - dS_b0/dt)/(r_s0 - r_0),
         # which is the textbook 2 (dS_0/dt - dS_b0/dt)/(r_1 - r_0) when r_s0 is the radial
         # midpoint of cell 0 (radius mesh) and keeps S_b0 exactly on the core's rate on a
@@ -314,7 +315,8 @@ def thermal_stage(t, s: StructureState, inputs: PhysicsInputs, options: PhysicsO
         ddSdr = (dSdt[0] - dSb0dt) / (mesh.r_stag[0] - mesh.r_basic[0])
     else:
         dSb0dt = ddSdr = None
-    dTc = core.core_temperature_rate(F_0, A[0], mesh.core_mass, bp.core_cp) if options.core_temperature_slot else None
+    dTc = (core.core_temperature_rate(F_0, A[0], mesh.core_mass, bp.core_heat_capacity)
+           if options.core_temperature_slot else None)
     return _Evaluation(S, dSdr_cmb, S_b, dSdr_b, st_c, st_b, fluxes, F, H, H_radio, H_tidal, dSdt, dSb0dt, ddSdr,
                        s.T_core, dTc)
 
@@ -370,7 +372,7 @@ class Diagnostics:
         boundary values F_0, F_N in place: what the entropy equation uses).
     Scalars: F_cmb = F_0, F_surface = F_N [W/m2]; T_surface (surface node, "T_magma"),
         T_radiative (grey-body radiating temperature: T_surface, or the UTBL root),
-        T_cmb (CMB node), T_core = tfac_core T_cmb (the state slot with "bower2018") [K];
+        T_cmb (CMB node), T_core = tfac_core_avg T_cmb (the state slot with "bower2018") [K];
         dSdr_cmb [J/kg/K/m] (the gradient used at the CMB node: the state slot with
         "energy_balance" and "gradient", else the closure's);
         Phi_global (mass-weighted melt fraction), M_mantle, M_liquid = Σ phi m, M_solid
@@ -461,9 +463,9 @@ def diagnostics_of(ev: _Evaluation, inputs: PhysicsInputs, options: PhysicsOptio
     M_liq = jnp.sum(st_c.phi * m)
     T_s = st_b.T[-1]
     grey = options.utbl and options.outer_boundary_condition == 1
-    T_rad = bnd.utbl_radiating_temperature(T_s, bp.utbl_const) if grey else T_s
+    T_rad = bnd.utbl_radiating_temperature(T_s, bp.param_utbl_const) if grey else T_s
     dSdr_cmb = ev.dSdr_cmb if options.energy_balance else ev.dSdr_b[0]
-    phi_rheo = inputs.transport.phi_rheo
+    phi_rheo = inputs.material.phi_rheo
     return Diagnostics(
         S=ev.S, T=st_c.T, phi=st_c.phi, rho=st_c.rho, cp=st_c.cp, visc=st_c.visc, H=ev.H, dSdt=ev.dSdt,
         S_basic=ev.S_b, T_basic=st_b.T, phi_basic=st_b.phi,
@@ -471,7 +473,7 @@ def diagnostics_of(ev: _Evaluation, inputs: PhysicsInputs, options: PhysicsOptio
         heat_flux=ev.F,
         F_cmb=ev.F[0], F_surface=ev.F[-1],
         T_surface=T_s, T_radiative=T_rad, T_cmb=st_b.T[0],
-        T_core=ev.T_core if options.core_temperature_slot else bp.tfac_core * st_b.T[0],
+        T_core=ev.T_core if options.core_temperature_slot else bp.tfac_core_avg * st_b.T[0],
         dSdr_cmb=jnp.asarray(dSdr_cmb, dtype=jnp.float64),
         Phi_global=M_liq / M, M_mantle=M, M_liquid=M_liq, M_solid=M - M_liq,
         H_radio=jnp.asarray(ev.H_radio, dtype=jnp.float64),

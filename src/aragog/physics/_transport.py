@@ -100,12 +100,13 @@ def eddy_diffusivity(kappa, factor, dSdr):
     return jnp.where(dSdr < 0.0, value, 0.0)
 
 
-def thermal_eddy_diffusivity(st, kappa, dSdr, transport):
+def thermal_eddy_diffusivity(st, kappa, dSdr, transport, material):
     """kappa_h = f_T kappa (or |f_T|), floored where dS/dr < 0 at
     kappah_floor · tw(phi, phi_rheo, phi_width) (docs/physics.md: a floor that fades out as the
-    mantle solidifies); zero where dS/dr >= 0."""
-    kh = eddy_diffusivity(kappa, transport.eddy_thermal, dSdr)
-    floor = transport.kappah_floor * tanh_weight(st.phi, transport.phi_rheo, transport.phi_width)
+    mantle solidifies; the rheological transition of ``material``, an
+    ``eos.MaterialParams``); zero where dS/dr >= 0."""
+    kh = eddy_diffusivity(kappa, transport.eddy_diffusivity_thermal, dSdr)
+    floor = transport.kappah_floor * tanh_weight(st.phi, material.phi_rheo, material.phi_width)
     return jnp.where(dSdr < 0.0, jnp.maximum(kh, floor), 0.0)
 
 

@@ -172,7 +172,7 @@ def cmb_energy(eos: EnthalpyEOS, d0, d1, inputs, options, n_panels: int = 32) ->
     core's energy change, for the core modes whose state carries it (module docstring);
     ``None`` for the others ("flux", "temperature", "gradient")."""
     mesh, bp = inputs.mesh, inputs.boundary
-    capacity = float(mesh.core_mass) * float(bp.core_cp)  # M_c c_c [J/K]
+    capacity = float(mesh.core_mass) * float(bp.core_heat_capacity)  # M_c c_c [J/K]
     if options.core_bc == "bower2018":  # the T_core slot, dT_core/dt = -F_0 A_0 / (M_c c_c)
         return -capacity * (float(d1.T_core) - float(d0.T_core))
     if options.core_bc == "energy_balance":
@@ -181,7 +181,7 @@ def cmb_energy(eos: EnthalpyEOS, d0, d1, inputs, options, n_panels: int = 32) ->
         P, S0, S1 = mesh.P_stag[0], d0.S[0], d1.S[0]
     else:
         return None
-    return -capacity * float(bp.tfac_core) * core_temperature_change(eos, float(P), float(S0), float(S1), n_panels)
+    return -capacity * float(bp.tfac_core_avg) * core_temperature_change(eos, float(P), float(S0), float(S1), n_panels)
 
 
 def node_powers(bound, t, y) -> np.ndarray:

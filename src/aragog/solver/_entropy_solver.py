@@ -3,12 +3,12 @@
 One object serves a whole planet evolution: :meth:`EntropySolver.solve` may be called
 10²–10⁴ times with inputs changed in between (``solver.parameters.…`` then
 :meth:`~EntropySolver.reset`). The compiled right-hand side and Jacobian — one fused
-:class:`~aragog.solver._jitpair.JitPair` (``solver.compile_mode = "fused"``) or the
-separately compiled blocks of :class:`~aragog.solver._blocks.BlockPrograms` ("blocks") —
+:class:`~aragog.programs.JitPair` (``solver.compile_mode = "fused"``) or the
+separately compiled blocks of :class:`~aragog.programs.BlockPrograms` ("blocks") —
 are keyed on :func:`~aragog.solver._from_config.static_key` and the mode only, so a reset that
 changes values — fluxes, times, radii, tables of the same shape — reuses them: no trace,
 no compile; and another solver of the same process with the same key shares them
-(:mod:`aragog.solver._shared_programs`).
+(:mod:`aragog.programs._shared`).
 """
 
 from __future__ import annotations
@@ -55,6 +55,9 @@ class EntropySolver:
         params: validated :class:`aragog.config.Config`; kept as ``self.parameters``
             and re-validated by :meth:`reset`.
         eos_dir: directory of SPIDER tables overriding ``params.eos.dir`` (CLI ``--eos-dir``).
+        compile_energy_budget: also compile the energy budget's program in the background
+            from the first :meth:`reset` (beside the diagnostics), for a caller that asks
+            ``get_state(energy_budget=True)`` after every solve.
 
     Typical use::
 
@@ -65,24 +68,26 @@ class EntropySolver:
     """
 
     def __new__(cls, params=None, *args, **kwargs):
-        # Parameters of another interface (the upstream aragog's aragog.parser) name the
-        # subclass that serves them: ``type(params).aragog_solver_class()``.
+        # The one hook for another interface: the upstream aragog's parameters
+        # (aragog.parser.Parameters) name the object that serves them,
+        # ``type(params).aragog_solver_class()``, because PROTEUS builds its solver as
+        # ``aragog.solver.EntropySolver(Parameters, EntropyEOS)`` (the upstream's import path
+        # and call). That object is not an EntropySolver: it holds one and uses its public
+        # methods (docs/design.md, "Layers"); Python then skips __init__ here.
         serving = getattr(type(params), "aragog_solver_class", None)
         if cls is EntropySolver and serving is not None:
             interface = serving()
-            if not (isinstance(interface, type) and issubclass(interface, EntropySolver)):
-                raise TypeError(f"{type(params).__name__}.aragog_solver_class() must return a subclass of "
-                                f"EntropySolver, got {interface!r}")
-            return super().__new__(interface)
+            if not isinstance(interface, type):
+                raise TypeError(f"{type(params).__name__}.aragog_solver_class() must return a class, got {interface!r}")
+            return interface(params, *args, **kwargs)
         return super().__new__(cls)
 
-    #: programs compiled in a thread overlapping the first integration ("powers": the
-    #: energy budget's, for interfaces that ask for it every step)
-    _background_programs: tuple[str, ...] = ("diagnostics",)
-
-    def __init__(self, params, *, eos_dir: str | Path | None = None):
+    def __init__(self, params, *, eos_dir: str | Path | None = None, compile_energy_budget: bool = False):
         self._params = params  # native Config (see the ``parameters`` property)
         self.eos_dir = eos_dir
+        # programs compiled in a thread overlapping the first integration ("powers": the
+        # energy budget's, for a caller that asks get_state(energy_budget=True) every solve)
+        self._background_programs = ("diagnostics", "powers") if compile_energy_budget else ("diagnostics",)
         self._pair = None  # the compiled programs in use (JitPair or BlockPrograms)
         self._key = None
         self._baseline: dict | None = None  # compile stats when shared programs were taken
@@ -103,6 +108,9 @@ class EntropySolver:
         self._warm = None  # the CVODE memory kept between solves (solver.warm_start)
         self._y_end = None  # (state key, S, y): the last solve's end state as integrated
         self._energy = EnergyBook()  # energy budget of get_state (aragog.solver._budget)
+        self._compression_from = None  # the latest solve's final record when reset() was last called
+        self._compression_J: float | None = None  # its compression work, once measured
+        self._diagnostics_of: tuple | None = None  # (t, y, inputs, Diagnostics) last evaluated
         self._initial_stats = ProgramStats()  # entropy_at's NumPy EOS inversions ("initial")
 
     @property
@@ -124,11 +132,20 @@ class EntropySolver:
         return cls(load_config(path, overrides=overrides), eos_dir=eos_dir)
 
     @in_float64
-    def initialize(self) -> "EntropySolver":
-        """Build everything (:meth:`reset`) and set the initial state from ``[initial_condition]``."""
+    def initialize(self, initial_state: bool = True) -> "EntropySolver":
+        """Build everything (:meth:`reset`), forget earlier solves, and set the initial state
+        from ``[initial_condition]``; with ``initial_state=False`` set no state (the upstream
+        aragog's ``initialize``): :meth:`set_initial_entropy` must come before a solve."""
         self.reset()
         self._records.clear()
         self._trace = None
+        self._compression_from = None
+        self._last = None
+        self._y_end = None  # a new run: nothing to continue, no budget carried over
+        self._energy.new_run()
+        if not initial_state:
+            self._S = self._dSdr_cmb = self._T_core = self._time = None
+            return self
         ic = self._params.initial_condition
         n = self.n_cells
         mesh = self._inputs.mesh
@@ -150,9 +167,6 @@ class EntropySolver:
         self._dSdr_cmb = 0.0
         self._T_core = None
         self._time = float(self._params.solver.start_time)
-        self._last = None
-        self._y_end = None  # a new run: nothing to continue, no budget carried over
-        self._energy.new_run()
         return self
 
     @in_float64
@@ -186,6 +200,7 @@ class EntropySolver:
                 f"mesh.number_of_nodes changed from {self._S.shape[0] + 1} to {mesh.number_of_nodes}: "
                 "set a new initial entropy with set_initial_entropy() (or call initialize())"
             )
+        self._compression_from, self._compression_J = self._records.latest_final(), None
         self._options, self._inputs = options, inputs
         self._bound = self._pair.bind(inputs, self._calls)  # inputs packed and on the device once per reset
         return self
@@ -250,7 +265,7 @@ class EntropySolver:
 
     @in_float64
     def fresh_programs(self, jacobian: str = "banded") -> JitPair:
-        """A new fused :class:`~aragog.solver._jitpair.JitPair` of the current options and inputs
+        """A new fused :class:`~aragog.programs.JitPair` of the current options and inputs
         (compiled at first use): not shared, not stored in the persistent cache, not used by
         this solver (benchmarks compare it, e.g. ``jacobian="dense"``, with :attr:`programs`)."""
         self._require_inputs()
@@ -260,8 +275,8 @@ class EntropySolver:
     @property
     def programs(self):
         """The compiled programs in use (read-only; maybe shared with other solvers of the same
-        static key): a :class:`~aragog.solver._jitpair.JitPair` (compile_mode "fused") or a
-        :class:`~aragog.solver._blocks.BlockPrograms` ("blocks"); ``None`` before :meth:`reset`."""
+        static key): a :class:`~aragog.programs.JitPair` (compile_mode "fused") or a
+        :class:`~aragog.programs.BlockPrograms` ("blocks"); ``None`` before :meth:`reset`."""
         return self._pair
 
     @property
@@ -365,6 +380,73 @@ class EntropySolver:
             if not (np.isfinite(value) and value > 0.0):
                 raise ConfigError(f"core temperature must be finite and > 0 K, got {value}")
         self._T_core = value
+
+    @property
+    def entropy(self) -> np.ndarray | None:
+        """The current cell entropy (N,) [J/kg/K] (a copy), or ``None`` before a state is set."""
+        return None if self._S is None else self._S.copy()
+
+    @property
+    def time(self) -> float | None:
+        """The model time of the current state [yr], or ``None`` before a state is set."""
+        return self._time
+
+    @in_float64
+    def state(self) -> tuple[np.ndarray, float | None]:
+        """The current state in physical units: ``(S, slot)``, the cell entropy (N,)
+        [J/kg/K] and the boundary slot: dS/dr at the CMB [J/kg/K/m] with core_bc
+        "energy_balance" or "gradient", T_core [K] with "bower2018" (the bottom cell's
+        temperature while it is unset), else ``None``."""
+        self._require_inputs()
+        if self._S is None:
+            raise SolverStateError("no state: call initialize() or set_initial_entropy() first")
+        if self._options.core_temperature_slot:
+            if self._T_core is None:
+                self._y0()  # sets T_core to the bottom cell's temperature
+            return self._S.copy(), float(self._T_core)
+        return self._S.copy(), (float(self._dSdr_cmb) if self._options.energy_balance else None)
+
+    @property
+    def solve_status(self) -> tuple[int, str] | None:
+        """``(status, message)`` of the last :meth:`solve` since :meth:`initialize`, or
+        ``None`` when there was none (the status of :meth:`get_state`'s output, without
+        evaluating the state)."""
+        return None if self._last is None else (self._last.status, self._last.message)
+
+    @in_float64
+    def last_trajectory(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+        """The last solve's output times and states: ``(t, S, slot)`` with ``t`` (K,) [yr],
+        ``S`` (K, N) the cell entropy [J/kg/K] and ``slot`` (K,) the boundary slot of
+        :meth:`state` (``None`` without one), each converted with the inputs of that solve;
+        ``None`` before the first solve since :meth:`initialize`."""
+        if self._last is None or not self._records:
+            return None
+        t, y, inputs = self._records.latest
+        rows = [split_state(row, inputs.scales, self._options) for row in np.atleast_2d(y)]
+        S = np.array([S for S, _ in rows], dtype=np.float64).reshape(len(rows), -1)
+        slot = None if not rows or rows[0][1] is None else np.array([v for _, v in rows], dtype=np.float64)
+        return np.asarray(t, dtype=np.float64), S, slot
+
+    @in_float64
+    def reset_compression_work(self) -> float:
+        """The compression work [J] of the structure change made by the last :meth:`reset`:
+        Σ m (h(P_new, S) − h(P_old, S)) over the cells, with the entropy the solve before
+        that reset ended with; 0 when the mesh's pressures did not change or before any
+        solve. The next solve's ``step_dE_compression_J`` is the same work (docs/output.md,
+        "Energy budget"); this gives it before that solve."""
+        self._require_inputs()
+        if self._compression_J is None:
+            prev = self._compression_from
+            self._compression_J = 0.0 if prev is None else float(
+                self._energy.compression_since(prev, self._inputs, self._bind, self._options))
+        return self._compression_J
+
+    @property
+    def bound_programs(self):
+        """The compiled programs bound to the current inputs, as the integrator calls them
+        (:class:`~aragog.programs.BoundPair` in compile mode "fused": ``rhs_into``,
+        ``jac_into``, ``n``, ``ml``, ``mu``, ``jac_layout``); ``None`` before :meth:`reset`."""
+        return self._bound
 
     def _require_inputs(self):
         if self._inputs is None:
@@ -517,16 +599,10 @@ class EntropySolver:
         output times against 0.3 ms without them (docs/solver.md, "What get_state costs"), so a
         coupling loop asks only if it uses them.
         """
-        return self._state(energy_budget)[0]
-
-    @in_float64
-    def _state(self, energy_budget: bool):
-        """``(SolverOutput, Diagnostics)`` of the current state (:meth:`get_state`; the
-        physics ``Diagnostics`` for an interface that reports more of it)."""
         self._require_inputs()
         y = self._y0()
         t = self._time if self._time is not None else float(self._params.solver.start_time)
-        d = self._bound.call("diagnostics", t, y)
+        d = self._diagnostics(t, y)
         self._log_compiles()
         last = self._last or LastSolve.not_integrated(t)
         res = last.result
@@ -541,7 +617,27 @@ class EntropySolver:
             nfev=res.nfev if res else 0, njev=res.njev if res else 0, nsteps=res.nsteps if res else 0,
             integrator=res.integrator if res else METHODS[self._params.solver.method],
             wall_seconds=float(last.wall), **energy,
-        ), d
+        )
+
+    @in_float64
+    def diagnostics(self):
+        """The physics :class:`aragog.physics.Diagnostics` of the current state: every
+        quantity the right-hand side computes (per cell, per basic node, and the global
+        scalars), in SI units; the same evaluation :meth:`get_state` made when the state
+        has not changed since."""
+        self._require_inputs()
+        t = self._time if self._time is not None else float(self._params.solver.start_time)
+        return self._diagnostics(t, self._y0())
+
+    def _diagnostics(self, t: float, y: np.ndarray):
+        """The diagnostics program at ``(t, y)`` with the current inputs (the last
+        evaluation again when it was at the same state)."""
+        last = self._diagnostics_of
+        if last is not None and last[0] == t and last[2] is self._inputs and np.array_equal(last[1], y):
+            return last[3]
+        d = self._bound.call("diagnostics", t, y)
+        self._diagnostics_of = (t, np.array(y, dtype=np.float64), self._inputs, d)
+        return d
 
     def _bind(self, inputs):
         """The programs bound to ``inputs`` (the current binding when they are the current inputs)."""
@@ -556,7 +652,7 @@ class EntropySolver:
     def jit_stats(self) -> dict:
         """Per program: traces, compiles, loads and their seconds caused by this solver, the
         program's source ("compiled", "disk", "memory", "none"; "numpy" for "initial"),
-        and this solver's calls (:func:`aragog.solver._compile_stats.solver_stats`)."""
+        and this solver's calls (:func:`aragog.programs._counters.solver_stats`)."""
         return solver_stats(self._pair, self._baseline, self._calls, self._initial_stats)
 
     def _log_compiles(self) -> None:

@@ -10,6 +10,7 @@ float64 leaf of one pytree. The
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from pathlib import Path
 
@@ -104,6 +105,18 @@ def heating_inputs(params, n_cells: int) -> physics.HeatingInputs:
     )
 
 
+def _copied(pytree_class, *sections) -> dict:
+    """``{field: value}`` for each field of ``pytree_class`` that one of the config
+    ``sections`` has as a key of the same name (the first that has it)."""
+    out = {}
+    for f in dataclasses.fields(pytree_class):
+        for section in sections:
+            if hasattr(section, f.name):
+                out[f.name] = getattr(section, f.name)
+                break
+    return out
+
+
 def physics_inputs(params, mesh, eos_data) -> physics.PhysicsInputs:
     """Every traced input of the physics, as float64 arrays (NumPy or JAX).
 
@@ -120,19 +133,16 @@ def physics_inputs(params, mesh, eos_data) -> physics.PhysicsInputs:
         smooth_width=pm.matprop_smooth_width,
         phi_rheo=pm.rheological_transition_melt_fraction, phi_width=pm.rheological_transition_width,
     )
+    # the config's keys copied by name (the pytrees' fields are named as the keys)
     transport = physics.TransportInputs(
-        kappah_floor=en.kappah_floor, eddy_thermal=en.eddy_diffusivity_thermal,
-        eddy_chemical=en.eddy_diffusivity_chemical, grain_size=pm.grain_size,
-        buoyancy_mixture=1.0 if pm.separation_buoyancy == "mixture" else 0.0,
-        phi_rheo=pm.rheological_transition_melt_fraction, phi_width=pm.rheological_transition_width,
-        mixing_onset_width=en.mixing_onset_width,
+        **_copied(physics.TransportInputs, pm, en),
+        buoyancy_mixture=physics.SEPARATION_BUOYANCY[pm.separation_buoyancy],
     )
+    core_value = {2: "cmb_flux", 3: "cmb_temperature"}.get(bc.inner_boundary_condition)
     boundary = physics.BoundaryInputs(
-        outer_boundary_value=bc.outer_boundary_value, T_eq=bc.equilibrium_temperature, emissivity=bc.emissivity,
-        utbl_const=bc.param_utbl_const, cmb_flux=bc.inner_boundary_value,
-        core_cp=bc.core_heat_capacity, tfac_core=bc.tfac_core_avg,
-        # inner_boundary_condition 3 only (elsewhere unused, kept at the default).
-        cmb_temperature=bc.inner_boundary_value if bc.inner_boundary_condition == 3 else 4000.0,
+        **_copied(physics.BoundaryInputs, bc),
+        # inner_boundary_value in the core mode that reads it (elsewhere the field's default)
+        **({} if core_value is None else {core_value: bc.inner_boundary_value}),
     )
     depth = float(mesh.outer_radius) - float(mesh.inner_radius)
     scales = physics.Scales(S=ENTROPY_SCALE, t=SECONDS_PER_YEAR, dSdr=ENTROPY_SCALE / depth)

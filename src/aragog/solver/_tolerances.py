@@ -36,14 +36,14 @@ __all__ = ["absolute_tolerances", "slot_atol_factor"]
 
 def slot_atol_factor(inputs) -> float:
     """g m_0 / (f M_c) [-] (module docstring): g = Scales.S / (Scales.dSdr (r_s0 - r_b0)),
-    m_0 the lowest cell's structural mass, M_c the core's mass, f = tfac_core. Rounded to
+    m_0 the lowest cell's structural mass, M_c the core's mass, f = tfac_core_avg. Rounded to
     two significant digits, so that a mesh that moves by rounding between coupled solves
     keeps the same tolerances (a warm start requires them unchanged)."""
     mesh, sc = inputs.mesh, inputs.scales
     half_cell = float(np.asarray(mesh.r_stag)[0]) - float(np.asarray(mesh.r_basic)[0])  # m
     gain = float(sc.S) / (float(sc.dSdr) * half_cell)
     heat_capacity_ratio = float(np.asarray(mesh.mass_stag)[0]) / (
-        float(inputs.boundary.tfac_core) * float(mesh.core_mass))
+        float(inputs.boundary.tfac_core_avg) * float(mesh.core_mass))
     return float(f"{gain * heat_capacity_ratio:.2g}")
 
 
