@@ -12,3 +12,17 @@ from __future__ import annotations
 from pathlib import Path
 
 TOY_EARTH = Path(__file__).resolve().with_name("earth_toy.toml")
+
+
+def material_params(visc_liq=100.0, visc_sol=1.0e21, cond_liq=4.0, cond_sol=4.0, **changes):
+    """An ``eos.MaterialParams`` with the values the physics and EOS tests were written
+    against (melt 100 Pa s, solid 1e21 Pa s, 4 W/m/K in each phase, the rheological
+    transition at melt fraction 0.4 ± 0.15, the schema's blend width); ``changes`` replace
+    its ``[phase_mixed]`` fields by their names."""
+    from aragog import eos
+
+    values = dict(rheological_transition_melt_fraction=0.4, rheological_transition_width=0.15)
+    values.update(changes)
+    return eos.MaterialParams(phase_liquid=eos.PhaseProperties(viscosity=visc_liq, thermal_conductivity=cond_liq),
+                              phase_solid=eos.PhaseProperties(viscosity=visc_sol, thermal_conductivity=cond_sol),
+                              **values)

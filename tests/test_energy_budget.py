@@ -171,7 +171,7 @@ def test_numpy_eos_matches_the_compiled_one(demo_window):
     the cells and the basic nodes of the demo state (mush, melt and solid cells)."""
     solver, out = demo_window
     inputs, options = solver._inputs, solver._options
-    eos = EnthalpyEOS(inputs.eos, inputs.material.smooth_width, options.constant_properties)
+    eos = EnthalpyEOS(inputs.eos, inputs.material.matprop_smooth_width, options.constant_properties)
     d = solver._bound.call("diagnostics", out.time, solver._y0())
     T, rho, cp = eos.evaluate(np.asarray(inputs.mesh.P_stag), d.S, ("T", "rho", "cp"))
     np.testing.assert_allclose(T, d.T, rtol=1e-13)
@@ -188,7 +188,7 @@ def test_numpy_eos_lines_are_the_broadcast_evaluation(demo_window):
     quadratures): the values are those of the points broadcast first, bit for bit."""
     solver, _ = demo_window
     inputs = solver._inputs
-    eos = EnthalpyEOS(inputs.eos, inputs.material.smooth_width, False)
+    eos = EnthalpyEOS(inputs.eos, inputs.material.matprop_smooth_width, False)
     rng = np.random.default_rng(3)
     keys = ("T", "rho", "cp")
     P = np.sort(rng.uniform(0.0, 1.4e11, 23))[:, None] * np.linspace(0.1, 1.0, 9)  # (23, 9)
@@ -245,7 +245,7 @@ def test_get_state_budget_is_the_direct_evaluation(demo_window):
     ref = EnergyBook().window_fields(t * float(inputs.scales.t), ends, inputs, options, P)
     for k, v in ref.items():
         assert getattr(out, k) == v, k
-    host = EnthalpyEOS(inputs.eos, inputs.material.smooth_width, False)
+    host = EnthalpyEOS(inputs.eos, inputs.material.matprop_smooth_width, False)
     h = _plain_enthalpy(host, np.asarray(inputs.mesh.P_stag), ends[1].S)
     assert np.array_equal(h, specific_enthalpy(host, np.asarray(inputs.mesh.P_stag), ends[1].S))
     assert out.E_state_cons == float(np.sum(np.asarray(inputs.mesh.mass_stag) * h))
@@ -259,7 +259,7 @@ def test_enthalpy_satisfies_dh_dP_at_fixed_S(demo_window):
     the tables' kinks with 64 panels): 1e-5."""
     solver, _ = demo_window
     inputs = solver._inputs
-    eos = EnthalpyEOS(inputs.eos, inputs.material.smooth_width, False)
+    eos = EnthalpyEOS(inputs.eos, inputs.material.matprop_smooth_width, False)
     P = np.array([2.0e10, 5.1e10, 1.02e11])
     S = np.array([1500.0, 2400.0, 3100.0])
     dP = 1e6
@@ -333,7 +333,7 @@ def test_compression_work_of_a_structure_change(tmp_path):
     out = solver.get_state(energy_budget=True)
     P_old, P_new = np.asarray(inputs_old.mesh.P_stag), np.asarray(solver._inputs.mesh.P_stag)
     assert np.all(P_new < P_old)
-    eos = EnthalpyEOS(inputs_old.eos, inputs_old.material.smooth_width, False)
+    eos = EnthalpyEOS(inputs_old.eos, inputs_old.material.matprop_smooth_width, False)
     trapezoid = np.sum(np.asarray(inputs_old.mesh.mass_stag) * (P_new - P_old) * 0.5
                        * (1.0 / eos(P_old, first.S_final)[1] + 1.0 / eos(P_new, first.S_final)[1]))
     assert out.step_dE_compression_J < 0

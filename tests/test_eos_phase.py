@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from aragog import eos
+from _configs import material_params
 
 # the evaluators are pure JAX: called in float64 as a user does (tests/conftest.py)
 pytestmark = pytest.mark.usefixtures("x64_module")
@@ -38,7 +39,7 @@ def tables():
 
 @pytest.fixture(scope="module")
 def params():
-    return eos.MaterialParams()
+    return material_params()
 
 
 def _state(tables, params, P, S) -> dict:
@@ -52,7 +53,7 @@ def _state(tables, params, P, S) -> dict:
 
 
 def _boundaries(tables, P):
-    st = _state(tables, eos.MaterialParams(), np.atleast_1d(P), np.full(np.shape(np.atleast_1d(P)), 2000.0))
+    st = _state(tables, material_params(), np.atleast_1d(P), np.full(np.shape(np.atleast_1d(P)), 2000.0))
     return st["S_sol"], st["S_liq"]
 
 
@@ -168,17 +169,17 @@ def test_boundary_values_match_the_bundled_melting_curves(tables, params):
 def test_viscosity_and_conductivity(tables):
     P = np.linspace(0.0, 150e9, 61)
     s_sol, s_liq = _boundaries(tables, P)
-    sharp = eos.MaterialParams(visc_liq=1e2, visc_sol=1e21, cond_liq=2.0, cond_sol=6.0, phi_width=1e-3)
+    sharp = material_params(visc_liq=1e2, visc_sol=1e21, cond_liq=2.0, cond_sol=6.0, rheological_transition_width=1e-3)
     solid = _state(tables, sharp, P, s_sol - 50.0)
     melt = _state(tables, sharp, P, s_liq + 50.0)
-    # With phi_width 1e-3 the rheological weight at phi = 0 or 1 is ~e^-800 = 0: the end
+    # With a transition width of 1e-3 the rheological weight at phi = 0 or 1 is ~e^-800 = 0: the end
     # members exactly, up to 10**log10(x) rounding (~1e-15 relative).
     np.testing.assert_allclose(solid["visc"], 1e21, rtol=1e-14)
     np.testing.assert_allclose(melt["visc"], 1e2, rtol=1e-14)
     np.testing.assert_allclose(solid["k"], 6.0, rtol=0)
     np.testing.assert_allclose(melt["k"], 2.0, rtol=0)
     # Generic: log10 eta linear in the weight w_r = tw(phi, phi_rheo, width); k linear in phi.
-    pars = eos.MaterialParams()
+    pars = material_params()
     S = np.linspace(s_sol[10] - 20, s_liq[10] + 20, 61)
     st = _state(tables, pars, np.full(61, P[10]), S)
     w = 0.5 * (1 + np.tanh((st["phi"] - 0.4) / 0.15))
@@ -206,7 +207,7 @@ def test_tables_are_traced_arguments_not_constants(tables, params):
         solid=dataclasses.replace(other.solid, T=other.solid.T * 1.1),
     )
     b = EVAL(hotter, params, P, S)
-    c = EVAL(tables, dataclasses.replace(params, visc_liq=10.0), P, S)
+    c = EVAL(tables, dataclasses.replace(params, phase_liquid=eos.PhaseProperties(10.0, 4.0)), P, S)
     assert TRACES["n"] == 1, "changing table values or parameters must not retrace"
     np.testing.assert_allclose(np.asarray(b.T), 1.1 * np.asarray(a.T), rtol=1e-13)
     assert not np.allclose(np.asarray(c.visc), np.asarray(a.visc))
@@ -311,12 +312,13 @@ def _reference(tables, params, P, S) -> dict:
     mix["alpha"] = (sol["rho"] - liq["rho"]) / (dT * mix["rho"])
     mix["dTdPs"] = mix["alpha"] * mix["T"] / (mix["rho"] * mix["cp"])
     ms = g > 0.5
-    w = params.smooth_width
+    w = params.matprop_smooth_width
     W = jnp.where(ms, 1.0 - eos.tanh_weight(g, 1.0, w), eos.tanh_weight(g, 0.0, w))
     out = {k: W * mix[k] + (1 - W) * jnp.where(ms, one_m[k], one_s[k]) for k in mix}
-    w_r = eos.tanh_weight(phi, params.phi_rheo, params.phi_width)
-    out.update(phi=phi, k=phi * params.cond_liq + (1 - phi) * params.cond_sol,
-               visc=10.0 ** ((1 - w_r) * jnp.log10(params.visc_sol) + w_r * jnp.log10(params.visc_liq)),
+    melt_props, solid_props = params.phase_liquid, params.phase_solid
+    w_r = eos.tanh_weight(phi, params.rheological_transition_melt_fraction, params.rheological_transition_width)
+    out.update(phi=phi, k=phi * melt_props.thermal_conductivity + (1 - phi) * solid_props.thermal_conductivity,
+               visc=10.0 ** ((1 - w_r) * jnp.log10(solid_props.viscosity) + w_r * jnp.log10(melt_props.viscosity)),
                S_sol=S_sol, S_liq=S_liq, dSsol_dP=dSsol, dSliq_dP=dSliq, T_sol=sol["T"], T_liq=liq["T"],
                rho_sol=sol["rho"], rho_liq=liq["rho"])
     return out
@@ -341,7 +343,7 @@ def _variants(t):
 
 def _compare_with_reference(tables):
     rng = np.random.default_rng(7)
-    pars = [eos.MaterialParams(), eos.MaterialParams(smooth_width=0.05, phi_width=0.3, visc_liq=3.0)]
+    pars = [material_params(), material_params(matprop_smooth_width=0.05, rheological_transition_width=0.3, visc_liq=3.0)]
     P_ax = np.asarray(tables.melt.P)
     for name, t in _variants(tables).items():
         for pr in pars:

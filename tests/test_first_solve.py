@@ -35,7 +35,7 @@ def _solver_inputs(overrides):
     options = _from_config.physics_options(params)
     mesh = solver._derived.mesh(params)
     inputs = _from_config.physics_inputs(params, mesh, solver._derived.eos(params))
-    width = None if options.constant_properties else float(inputs.material.smooth_width)
+    width = None if options.constant_properties else float(inputs.material.matprop_smooth_width)
     return inputs, options, EnthalpyEOS(inputs.eos, width, options.constant_properties)
 
 

@@ -21,7 +21,7 @@ from aragog.eos import load_table_set
 from aragog.solver import kernel_counts
 
 from conftest import INPUT, SHARED_DATA
-from _configs import TOY_EARTH
+from _configs import TOY_EARTH, material_params
 
 
 def _programs(overrides, config=TOY_EARTH):
@@ -110,7 +110,7 @@ def test_packed_evaluator_matches_the_plain_lookups(which):
     keep = np.where(melt, S > S_liq + 0.55 * gap, S < S_sol - 0.55 * gap)
     P, S, melt, S_sol, S_liq = P[keep], S[keep], melt[keep], S_sol[keep], S_liq[keep]
 
-    st = jax.jit(eos.evaluate_phase)(packed_tables(tables).to_jax(), eos.MaterialParams(), P, S)
+    st = jax.jit(eos.evaluate_phase)(packed_tables(tables).to_jax(), material_params(), P, S)
     ref_m = eos.lookup_phase(tables.melt, P, S)
     ref_s = eos.lookup_phase(tables.solid, P, S)
     for field in ("T", "rho", "cp", "alpha", "dTdPs"):
@@ -133,7 +133,7 @@ def test_values_on_grid_nodes_are_the_tables_own():
     i = np.arange(3, len(melt.P) - 3, 7)
     j = np.full(i.shape, len(melt.S) - 5)  # deep in the melt at every pressure
     P, S = np.asarray(melt.P)[i], np.asarray(melt.S)[j]
-    st = jax.jit(eos.evaluate_phase)(packed_tables(tables).to_jax(), eos.MaterialParams(), P, S)
+    st = jax.jit(eos.evaluate_phase)(packed_tables(tables).to_jax(), material_params(), P, S)
     np.testing.assert_array_equal(np.asarray(st.rho), np.asarray(melt.rho)[j, i])
 
 
@@ -142,8 +142,8 @@ def test_pack_inside_a_trace_gives_the_same_values():
     tables = eos.default_table_set()
     P = np.linspace(1e9, 100e9, 50)
     S = np.linspace(1500.0, 3500.0, 50)
-    a = jax.jit(eos.evaluate_phase)(tables.to_jax(), eos.MaterialParams(), P, S)
-    b = jax.jit(eos.evaluate_phase)(packed_tables(tables).to_jax(), eos.MaterialParams(), P, S)
+    a = jax.jit(eos.evaluate_phase)(tables.to_jax(), material_params(), P, S)
+    b = jax.jit(eos.evaluate_phase)(packed_tables(tables).to_jax(), material_params(), P, S)
     for field in ("T", "rho", "cp", "phi", "S_sol"):
         np.testing.assert_allclose(np.asarray(getattr(a, field)), np.asarray(getattr(b, field)), rtol=1e-13)
     assert pack_tables(tables).modes == packed_tables(tables).modes

@@ -22,8 +22,9 @@ import pytest
 from aragog import eos, physics as ph
 from aragog.structure import build_mesh
 from conftest import REPO, SHARED_DATA
+from _configs import material_params
 
-SMOOTH_WIDTH = eos.MaterialParams().smooth_width  # 0.01
+SMOOTH_WIDTH = material_params().matprop_smooth_width  # 0.01
 # tanh(19) == 1 in float64: a tanh weight is exactly 0 beyond 19 widths; 20 leaves margin.
 SATURATED = 20.0 * SMOOTH_WIDTH
 
@@ -68,7 +69,7 @@ def test_mixing_onset_drive_is_the_law_at_zero_width_and_c1_otherwise():
 def _inputs(n_nodes=9):
     mesh = build_mesh(6371e3, 3504e3, n_nodes, core_density=10738.33)
     return ph.as_float64(ph.PhysicsInputs(
-        mesh=mesh, eos=eos.default_table_set().to_jax(), material=eos.MaterialParams(),
+        mesh=mesh, eos=eos.default_table_set().to_jax(), material=material_params(),
         transport=ph.TransportInputs(grain_size=0.1), boundary=ph.BoundaryInputs(outer_boundary_value=1e4, equilibrium_temperature=273.0, emissivity=1.0,
                                                                    core_heat_capacity=880.0),
         heating=ph.earth_heating_inputs(mesh.number_of_cells), scales=ph.Scales()))

@@ -19,6 +19,7 @@ from aragog import physics as ph
 # private: the RF_depth helper of the right-hand side, checked alone
 from aragog.physics._rhs import _rheological_front_depth
 from aragog.structure import build_mesh
+from _configs import material_params
 
 # the physics functions are pure: called in float64 as a user does (tests/conftest.py)
 pytestmark = pytest.mark.usefixtures("x64_module")
@@ -49,7 +50,7 @@ def make_inputs(constant=False, n_nodes=7, mass_coordinates=True, outer_radius=R
     return ph.as_float64(ph.PhysicsInputs(
         mesh=mesh,
         eos=eos.ConstantParams() if constant else _tables(),
-        material=eos.MaterialParams(),
+        material=material_params(),
         transport=ph.TransportInputs(**tp),
         boundary=ph.BoundaryInputs(**bp),
         heating=ph.earth_heating_inputs(n, tidal=jnp.linspace(1e-10, 3e-10, n)),
@@ -415,7 +416,7 @@ def test_mixture_drag_viscosity_divides_the_separation_by_the_nodes_viscosity():
     visc_basic = np.asarray(s.split()[1].visc)
     j0, j1 = np.asarray(d0.jgrav), np.asarray(d1.jgrav)
     assert np.count_nonzero(j0) >= 3  # the random state has a mush
-    ratio = float(melt.material.visc_liq) / visc_basic
+    ratio = float(melt.material.phase_liquid.viscosity) / visc_basic
     np.testing.assert_allclose(j1, j0 * ratio, rtol=1e-12, atol=0.0)
     assert np.any(ratio < 0.5)  # a node past the rheological transition: a real change
     for name in ("jcond", "jconv", "jmix"):
@@ -555,7 +556,7 @@ def test_new_input_values_do_not_retrace():
     b = dataclasses.replace(
         b,
         eos=b.eos._map(lambda x: x * 1.001),
-        material=ph.as_float64(eos.MaterialParams(visc_liq=50.0)),
+        material=ph.as_float64(material_params(visc_liq=50.0)),
         heating=dataclasses.replace(b.heating, concentration=b.heating.concentration * 2.0),
         scales=ph.as_float64(ph.Scales(S=900.0, t=1e6, dSdr=2e-4)),
     )
@@ -589,34 +590,41 @@ def test_too_few_cells_is_an_error():
 
 
 def test_input_fields_carry_the_config_names_and_their_one_default():
-    """docs/design.md, "A new config key": a field of ``TransportInputs`` or
-    ``BoundaryInputs`` named as a key of its config sections has that key's schema default
-    (and none where the schema requires the key): one name and one declared default from the
-    file to the physics. And the config's value reaches the field by that name."""
+    """docs/design.md, "A new config key": a field of ``TransportInputs``, ``BoundaryInputs``,
+    ``eos.MaterialParams`` or ``eos.PhaseProperties`` named as a key of its config sections
+    has that key's schema default (and none where the schema requires the key): one name and
+    one declared default from the file to the physics. And the config's value reaches the
+    field by that name."""
     from aragog.config import SCHEMA, load_config
     from aragog.solver._derived import derive  # private: the config -> physics inputs step itself
 
     from _configs import TOY_EARTH
 
-    sections = {ph.TransportInputs: ("phase_mixed", "energy"), ph.BoundaryInputs: ("boundary_conditions",)}
+    sections = {ph.TransportInputs: ("phase_mixed", "energy"), ph.BoundaryInputs: ("boundary_conditions",),
+                eos.MaterialParams: ("phase_mixed",), eos.PhaseProperties: ("phase_liquid", "phase_solid")}
     named = {}
     for cls, secs in sections.items():
         for f in dataclasses.fields(cls):
             key = next((SCHEMA[s][f.name] for s in secs if f.name in SCHEMA[s]), None)
-            if key is None:  # a value transformed on the way (buoyancy_mixture, cmb_flux, cmb_temperature)
+            if key is None:  # transformed on the way (buoyancy_mixture, cmb_flux, ...) or a section's pytree
                 continue
             named[f.name] = cls
             if key.required:
                 assert f.default is dataclasses.MISSING, f"{cls.__name__}.{f.name} declares a default of its own"
             else:
                 assert f.default == key.default, f"{cls.__name__}.{f.name} = {f.default} != schema {key.default}"
-    assert len(named) == 11 and {"equilibrium_temperature", "kappah_floor", "grain_size"} <= set(named)
+    assert len(named) == 16 and {"equilibrium_temperature", "kappah_floor", "grain_size", "viscosity",
+                                 "rheological_transition_melt_fraction"} <= set(named)
 
     values = {"boundary_conditions.equilibrium_temperature": 271.5, "boundary_conditions.emissivity": 0.83,
               "boundary_conditions.core_heat_capacity": 851.0, "energy.kappah_floor": 7.5,
-              "energy.eddy_diffusivity_chemical": 0.7, "phase_mixed.grain_size": 2.5e-3}
+              "energy.eddy_diffusivity_chemical": 0.7, "phase_mixed.grain_size": 2.5e-3,
+              "phase_mixed.rheological_transition_width": 0.12, "phase_liquid.viscosity": 55.0,
+              "phase_solid.thermal_conductivity": 4.5}
     inputs = derive(load_config(TOY_EARTH, overrides=values))[3]
+    groups = {ph.TransportInputs: inputs.transport, ph.BoundaryInputs: inputs.boundary,
+              eos.MaterialParams: inputs.material}
     for dotted, value in values.items():
-        name = dotted.split(".")[1]
-        group = inputs.transport if named[name] is ph.TransportInputs else inputs.boundary
-        assert float(getattr(group, name)) == value
+        section, name = dotted.split(".")
+        group = getattr(inputs.material, section) if named[name] is eos.PhaseProperties else groups[named[name]]
+        assert float(getattr(group, name)) == value, dotted

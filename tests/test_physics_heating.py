@@ -13,6 +13,7 @@ import scipy.integrate
 from aragog import eos
 from aragog import physics as ph
 from aragog.structure import build_mesh
+from _configs import material_params
 
 # the heating functions are pure: called in float64 as a user does (tests/conftest.py)
 pytestmark = pytest.mark.usefixtures("x64_module")
@@ -112,7 +113,7 @@ def _closed_box(mesh, constant_properties):
                                 core_bc="flux", constant_properties=constant_properties)
     material = eos.ConstantParams() if constant_properties else eos.default_table_set().to_jax()
     inputs = ph.as_float64(ph.PhysicsInputs(
-        mesh=mesh, eos=material, material=eos.MaterialParams(), transport=ph.TransportInputs(grain_size=1e-3),
+        mesh=mesh, eos=material, material=material_params(), transport=ph.TransportInputs(grain_size=1e-3),
         boundary=ph.BoundaryInputs(outer_boundary_value=0.0, equilibrium_temperature=0.0, emissivity=1.0, core_heat_capacity=880.0, cmb_flux=0.0),
         heating=ph.earth_heating_inputs(n), scales=ph.Scales(S=1000.0, t=ph.SECONDS_PER_YEAR, dSdr=1e-3)))
     return inputs, options

@@ -11,6 +11,7 @@ from aragog import eos, physics as ph
 # private: absolute_tolerances and slot_atol_factor, the solver's per-component atol
 from aragog.solver._tolerances import absolute_tolerances, slot_atol_factor
 from aragog.structure import build_mesh
+from _configs import material_params
 
 # the physics inputs and the tolerance rule are pure functions: float64 as a user calls them
 pytestmark = pytest.mark.usefixtures("x64_module")
@@ -20,7 +21,7 @@ def _inputs(n_nodes=41):
     mesh = build_mesh(6371e3, 3504e3, n_nodes, core_density=10738.33)
     depth = float(mesh.outer_radius) - float(mesh.inner_radius)
     return ph.PhysicsInputs(
-        mesh=mesh, eos=None, material=eos.MaterialParams(), transport=ph.TransportInputs(grain_size=1e-3),
+        mesh=mesh, eos=None, material=material_params(), transport=ph.TransportInputs(grain_size=1e-3),
         boundary=ph.BoundaryInputs(outer_boundary_value=0.0, equilibrium_temperature=0.0, emissivity=1.0, core_heat_capacity=880.0), heating=ph.earth_heating_inputs(mesh.number_of_cells),
         scales=ph.Scales(S=1000.0, dSdr=1000.0 / depth))
 

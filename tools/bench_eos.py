@@ -125,7 +125,10 @@ def _main(argv=None) -> int:
     n = 200
     P = jnp.linspace(0.0, 135e9, n)
     S = jnp.linspace(1500.0, 3300.0, n)
-    params = jax.tree.map(jnp.asarray, eos.MaterialParams())
+    params = jax.tree.map(jnp.asarray, eos.MaterialParams(
+        phase_liquid=eos.PhaseProperties(viscosity=100.0, thermal_conductivity=4.0),
+        phase_solid=eos.PhaseProperties(viscosity=1e21, thermal_conductivity=4.0),
+        rheological_transition_melt_fraction=0.4, rheological_transition_width=0.15))
     ev = jax.jit(eos.evaluate_phase)
     t200 = eos.generate_default_tables(200, 200).to_jax()
     tdef = eos.generate_default_tables().to_jax()

@@ -196,7 +196,7 @@ def probe_initial_state(params, mesh=None, eos_dir=None) -> ProbeResult:
     if S_file is not None:
         S = np.asarray(S_file, dtype=np.float64)
     else:  # an isentrope: the solver's own inversion (EntropySolver.entropy_at)
-        host = NumpyEOS(jax.device_get(inputs.eos), inputs.material.smooth_width, options.constant_properties)
+        host = NumpyEOS(jax.device_get(inputs.eos), inputs.material.matprop_smooth_width, options.constant_properties)
         S = np.full(n_cells, entropy_of_temperature(T, P, host))
         key = "basal_temperature" if params.initial_condition.initial_condition == 3 else "surface_temperature"
         if not np.all(np.isfinite(S)):

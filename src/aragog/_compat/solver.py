@@ -376,7 +376,7 @@ class UpstreamEntropySolver:
         mean = _mean_cmb_flux(out)
         if mean is not None:
             changes["F_cmb"] = mean
-        changes.update(upstream_mass_fields(out, d, native.inputs.mesh, native.inputs.material.phi_rheo))
+        changes.update(upstream_mass_fields(out, d, native.inputs.mesh, native.inputs.material.rheological_transition_melt_fraction))
         return dataclasses.replace(out, **changes)
 
 

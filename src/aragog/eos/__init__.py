@@ -13,7 +13,10 @@ Typical use::
     tables = eos.default_table_set().to_jax()        # or eos.load_table_set(dir).to_jax()
     key = tables.identity()                          # static key for compiled functions
     f = jax.jit(eos.evaluate_phase)
-    state = f(tables, eos.MaterialParams(), P, S)    # PhaseState of arrays shaped like P, S
+    material = eos.MaterialParams(phase_liquid=eos.PhaseProperties(viscosity=100.0, thermal_conductivity=4.0),
+                                  phase_solid=eos.PhaseProperties(viscosity=1e21, thermal_conductivity=4.0),
+                                  rheological_transition_melt_fraction=0.4, rheological_transition_width=0.15)
+    state = f(tables, material, P, S)                # PhaseState of arrays shaped like P, S
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from aragog.eos._lookup import bilinear, interp1d, interp1d_slope, lookup_phase
 from aragog.eos._phase import (
     ConstantParams,
     MaterialParams,
+    PhaseProperties,
     PhaseState,
     evaluate_constant,
     evaluate_phase,
@@ -89,6 +93,7 @@ __all__ = [
     "lookup_phase",
     "ConstantParams",
     "MaterialParams",
+    "PhaseProperties",
     "PhaseState",
     "evaluate_constant",
     "evaluate_phase",

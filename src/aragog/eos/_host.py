@@ -64,7 +64,7 @@ class NumpyEOS:
     Args:
         eos: the ``PhysicsInputs.eos`` leaf: an :class:`aragog.eos.EOSTables` (two-phase
             tables) or an :class:`aragog.eos.ConstantParams` (``constant``).
-        smooth_width: the blend width w (``MaterialParams.smooth_width``; tables only).
+        smooth_width: the blend width w (``MaterialParams.matprop_smooth_width``; tables only).
         constant: ``PhysicsOptions.constant_properties``.
     """
 

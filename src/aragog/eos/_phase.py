@@ -20,7 +20,7 @@ g = (S - S_sol)/(S_liq - S_sol) (unclipped), phi = clip(g, 0, 1).
     (dT/dP)_S = alpha T/(rho c_p)
 
 *Single-phase* values X_one: the melt table at (P, S) where g > 1/2, the solid table
-otherwise. With tw(x, c, w) = (1 + tanh((x - c)/w))/2 and w = ``smooth_width``, the weight
+otherwise. With tw(x, c, w) = (1 + tanh((x - c)/w))/2 and w = ``matprop_smooth_width``, the weight
 of the **mixed** value is::
 
     W = tw(g, 0, w)        for g <= 1/2   (0 deep in the solid, 1/2 on the solidus, -> 1 inside)
@@ -48,11 +48,13 @@ from typing import Any
 
 from aragog._jax import jax, jnp
 from aragog._pytree import data_pytree
+from aragog.config import SCHEMA
 from aragog.eos._lookup import cell_bounds
 from aragog.eos._packed import FIELDS, NODE_SNAP, PackedEOS, pack_tables
 
 __all__ = [
     "MaterialParams",
+    "PhaseProperties",
     "ConstantParams",
     "PhaseState",
     "tanh_weight",
@@ -64,22 +66,33 @@ __all__ = [
 
 
 @data_pytree
-class MaterialParams:
-    """Material parameters of the two-phase evaluator (floats or 0-d arrays; traced).
+class PhaseProperties:
+    """The transport properties of one phase (floats or 0-d arrays; traced), named as the
+    keys of ``[phase_liquid]`` and ``[phase_solid]`` (docs/config.md): viscosity [Pa s] and
+    thermal_conductivity [W m-1 K-1]."""
 
-    visc_liq, visc_sol: melt and solid viscosity [Pa s]; cond_liq, cond_sol: thermal
-    conductivity [W m-1 K-1]; smooth_width: the "matprop smooth width" w of the
-    mixed/single-phase blend (in units of melt fraction); phi_rheo, phi_width: centre and
-    width of the rheological transition (melt fraction).
+    viscosity: Any
+    thermal_conductivity: Any
+
+
+@data_pytree
+class MaterialParams:
+    """Material parameters of the two-phase evaluator (traced), named as their config keys
+    (docs/config.md), with the schema's default where it has one.
+
+    phase_liquid, phase_solid: :class:`PhaseProperties` of the melt and of the solid
+        (``[phase_liquid]``, ``[phase_solid]``).
+    rheological_transition_melt_fraction, rheological_transition_width: ``[phase_mixed]``,
+        centre and width of the rheological transition (melt fraction).
+    matprop_smooth_width: ``[phase_mixed]``, the width w of the mixed/single-phase blend
+        (in units of melt fraction).
     """
 
-    visc_liq: Any = 1.0e2
-    visc_sol: Any = 1.0e21
-    cond_liq: Any = 4.0
-    cond_sol: Any = 4.0
-    smooth_width: Any = 0.01
-    phi_rheo: Any = 0.4
-    phi_width: Any = 0.15
+    phase_liquid: Any
+    phase_solid: Any
+    rheological_transition_melt_fraction: Any
+    rheological_transition_width: Any
+    matprop_smooth_width: Any = SCHEMA["phase_mixed"]["matprop_smooth_width"].default
 
 
 @data_pytree
@@ -213,14 +226,15 @@ def evaluate_phase(tables, params: MaterialParams, P, S) -> PhaseState:
     dTdPs_mix = alpha_mix * T_mix / (rho_mix * cp_mix)
 
     # W = 1 - tw(g, 1, w) on the melt side, tw(g, 0, w) otherwise: one tanh per point.
-    th = jnp.tanh(jnp.where(melt_side, g - 1.0, g) / params.smooth_width)
+    th = jnp.tanh(jnp.where(melt_side, g - 1.0, g) / params.matprop_smooth_width)
     W = jnp.where(melt_side, 1.0 - 0.5 * (1.0 + th), 0.5 * (1.0 + th))
 
     def blend(mix, key):
         return W * mix + (1.0 - W) * one[key]
 
-    w_r = tanh_weight(phi, params.phi_rheo, params.phi_width)
-    log10_visc = (1.0 - w_r) * jnp.log10(params.visc_sol) + w_r * jnp.log10(params.visc_liq)
+    liq, sol = params.phase_liquid, params.phase_solid
+    w_r = tanh_weight(phi, params.rheological_transition_melt_fraction, params.rheological_transition_width)
+    log10_visc = (1.0 - w_r) * jnp.log10(sol.viscosity) + w_r * jnp.log10(liq.viscosity)
     return PhaseState(
         T=blend(T_mix, "T"),
         rho=blend(rho_mix, "rho"),
@@ -228,7 +242,7 @@ def evaluate_phase(tables, params: MaterialParams, P, S) -> PhaseState:
         alpha=blend(alpha_mix, "alpha"),
         dTdPs=blend(dTdPs_mix, "dTdPs"),
         phi=phi,
-        k=phi * params.cond_liq + (1.0 - phi) * params.cond_sol,
+        k=phi * liq.thermal_conductivity + (1.0 - phi) * sol.thermal_conductivity,
         visc=10.0**log10_visc,
         S_sol=S_sol,
         S_liq=S_liq,

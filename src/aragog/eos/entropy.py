@@ -32,10 +32,18 @@ from aragog._jax import in_float64, jax
 from aragog.errors import EOSError
 from aragog.eos._host import NumpyEOS, entropy_of_temperature
 from aragog.eos._packed import packed_tables
-from aragog.eos._phase import MaterialParams, evaluate_phase
+from aragog.eos._phase import MaterialParams, PhaseProperties, evaluate_phase
 from aragog.eos._tables import load_table_set
 
 __all__ = ["EntropyEOS"]
+
+#: The two-phase evaluator's material for the queries: the blend width the solver uses by
+#: default (the schema's ``matprop_smooth_width``); the transport properties and the
+#: rheological transition are placeholders, as EntropyEOS answers no viscosity or
+#: conductivity.
+_QUERY_MATERIAL = MaterialParams(phase_liquid=PhaseProperties(viscosity=1.0, thermal_conductivity=1.0),
+                                 phase_solid=PhaseProperties(viscosity=1.0, thermal_conductivity=1.0),
+                                 rheological_transition_melt_fraction=0.5, rheological_transition_width=1.0)
 
 
 #: the two-phase evaluator, compiled per table shape by JAX's own jit cache
@@ -64,8 +72,8 @@ class EntropyEOS:
         self.strict_range = bool(strict_range)
         tables = load_table_set(self.directory)
         self._tables = packed_tables(tables).to_jax()
-        self._material = MaterialParams()
-        self._host = NumpyEOS(packed_tables(tables), self._material.smooth_width)
+        self._material = _QUERY_MATERIAL
+        self._host = NumpyEOS(packed_tables(tables), self._material.matprop_smooth_width)
         melt, solid = tables.melt, tables.solid
         self.P_min = float(max(melt.P[0], solid.P[0]))
         self.P_max = float(min(melt.P[-1], solid.P[-1]))

@@ -10,7 +10,11 @@ Typical use::
     from aragog.structure import build_mesh
     mesh = build_mesh(6371e3, 3504e3, 81, core_density=10738.33)
     inputs = physics.as_float64(physics.PhysicsInputs(
-        mesh=mesh, eos=eos.default_table_set().to_jax(), material=eos.MaterialParams(),
+        mesh=mesh, eos=eos.default_table_set().to_jax(),
+        material=eos.MaterialParams(
+            phase_liquid=eos.PhaseProperties(viscosity=100.0, thermal_conductivity=4.0),
+            phase_solid=eos.PhaseProperties(viscosity=1e21, thermal_conductivity=4.0),
+            rheological_transition_melt_fraction=0.4, rheological_transition_width=0.15),
         transport=physics.TransportInputs(grain_size=1e-3),
         boundary=physics.BoundaryInputs(outer_boundary_value=0.0, equilibrium_temperature=273.0, emissivity=1.0,
                                         core_heat_capacity=880.0),

@@ -182,10 +182,11 @@ def _node_fluxes(st, S_b, dSdr_b, st_c, S_c, inputs, options) -> _Fluxes:
     else:
         jconv = kappa_h = zero
     if two_phase and (options.gravitational_separation or options.mixing):
-        width = inputs.material.smooth_width
+        width = inputs.material.matprop_smooth_width
         g_c = (S_c - st_c.S_sol) / (st_c.S_liq - st_c.S_sol)  # unclipped melt fraction of the cells
     if options.gravitational_separation and two_phase:
-        drag_viscosity = st.visc if options.separation_viscosity == "mixture" else inputs.material.visc_liq
+        drag_viscosity = (st.visc if options.separation_viscosity == "mixture"
+                          else inputs.material.phase_liquid.viscosity)
         jgrav = tr.gravitational_separation_flux(st, mesh.g_basic, tp.grain_size, drag_viscosity,
                                                  tp.buoyancy_mixture)
         # Melt percolates through the solid matrix of the cell it leaves: both phases there.
@@ -465,7 +466,7 @@ def diagnostics_of(ev: _Evaluation, inputs: PhysicsInputs, options: PhysicsOptio
     grey = options.utbl and options.outer_boundary_condition == 1
     T_rad = bnd.utbl_radiating_temperature(T_s, bp.param_utbl_const) if grey else T_s
     dSdr_cmb = ev.dSdr_cmb if options.energy_balance else ev.dSdr_b[0]
-    phi_rheo = inputs.material.phi_rheo
+    phi_rheo = inputs.material.rheological_transition_melt_fraction
     return Diagnostics(
         S=ev.S, T=st_c.T, phi=st_c.phi, rho=st_c.rho, cp=st_c.cp, visc=st_c.visc, H=ev.H, dSdt=ev.dSdt,
         S_basic=ev.S_b, T_basic=st_b.T, phi_basic=st_b.phi,

@@ -106,7 +106,8 @@ def thermal_eddy_diffusivity(st, kappa, dSdr, transport, material):
     mantle solidifies; the rheological transition of ``material``, an
     ``eos.MaterialParams``); zero where dS/dr >= 0."""
     kh = eddy_diffusivity(kappa, transport.eddy_diffusivity_thermal, dSdr)
-    floor = transport.kappah_floor * tanh_weight(st.phi, material.phi_rheo, material.phi_width)
+    floor = transport.kappah_floor * tanh_weight(st.phi, material.rheological_transition_melt_fraction,
+                                                 material.rheological_transition_width)
     return jnp.where(dSdr < 0.0, jnp.maximum(kh, floor), 0.0)
 
 

@@ -241,7 +241,7 @@ class EnergyBook:
         """The NumPy EOS of ``inputs`` (rebuilt when a table array or the blend width
         changes; a reset rebuilds the table container around the same arrays, so the key is
         the arrays' identity, not the container's)."""
-        width = None if options.constant_properties else float(inputs.material.smooth_width)
+        width = None if options.constant_properties else float(inputs.material.matprop_smooth_width)
         key = (tuple(id(leaf) for leaf in jax.tree_util.tree_leaves(inputs.eos)), width, options.constant_properties)
         if self._eos is None or self._eos[0] != key:
             # the inputs are kept with the key so that the ids are not reused meanwhile; the

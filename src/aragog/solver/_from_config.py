@@ -128,10 +128,9 @@ def physics_inputs(params, mesh, eos_data) -> physics.PhysicsInputs:
     bc, en, pm = params.boundary_conditions, params.energy, params.phase_mixed
     liq, sol = params.phase_liquid, params.phase_solid
     material = eos.MaterialParams(
-        visc_liq=liq.viscosity, visc_sol=sol.viscosity,
-        cond_liq=liq.thermal_conductivity, cond_sol=sol.thermal_conductivity,
-        smooth_width=pm.matprop_smooth_width,
-        phi_rheo=pm.rheological_transition_melt_fraction, phi_width=pm.rheological_transition_width,
+        phase_liquid=eos.PhaseProperties(**_copied(eos.PhaseProperties, liq)),
+        phase_solid=eos.PhaseProperties(**_copied(eos.PhaseProperties, sol)),
+        **_copied(eos.MaterialParams, pm),
     )
     # the config's keys copied by name (the pytrees' fields are named as the keys)
     transport = physics.TransportInputs(
