@@ -26,3 +26,15 @@ def material_params(visc_liq=100.0, visc_sol=1.0e21, cond_liq=4.0, cond_sol=4.0,
     return eos.MaterialParams(phase_liquid=eos.PhaseProperties(viscosity=visc_liq, thermal_conductivity=cond_liq),
                               phase_solid=eos.PhaseProperties(viscosity=visc_sol, thermal_conductivity=cond_sol),
                               **values)
+
+
+def constant_params(**changes):
+    """An ``eos.ConstantParams`` with the values the constant-property tests were written
+    against (4000 kg/m3, 1000 J/kg/K, 1e-5 1/K, 4 W/m/K, 100 Pa s, T = 1600 K at S = 2000
+    J/kg/K); ``changes`` replace fields by their names (``const_rho``, ...)."""
+    from aragog import eos
+
+    values = dict(const_rho=4000.0, const_Cp=1000.0, const_alpha=1.0e-5, const_cond=4.0, const_log10visc=2.0,
+                  const_T_ref=1600.0, const_S_ref=2000.0)
+    values.update(changes)
+    return eos.ConstantParams(**values)

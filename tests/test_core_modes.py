@@ -26,7 +26,7 @@ from aragog.solver.backends import band_to_dense
 from aragog.structure import build_mesh
 
 from conftest import INPUT
-from _configs import material_params
+from _configs import constant_params, material_params
 
 CONSTANT = INPUT / "constant_properties.toml"
 R, RC, RHO_CORE = 6371e3, 3504e3, 10738.33
@@ -50,7 +50,7 @@ def make_inputs(constant=False, n_nodes=7, mass_coordinates=True, **boundary):
               cmb_flux=50.0, core_heat_capacity=880.0, tfac_core_avg=1.147, cmb_temperature=4300.0)
     bp.update(boundary)
     return ph.as_float64(ph.PhysicsInputs(
-        mesh=mesh, eos=eos.ConstantParams() if constant else _tables(), material=material_params(),
+        mesh=mesh, eos=constant_params() if constant else _tables(), material=material_params(),
         transport=ph.TransportInputs(grain_size=1e-3), boundary=ph.BoundaryInputs(**bp),
         heating=ph.earth_heating_inputs(n, tidal=jnp.linspace(1e-10, 3e-10, n)),
         scales=ph.Scales(S=1000.0, t=ph.SECONDS_PER_YEAR, dSdr=1e-4, T=1000.0),

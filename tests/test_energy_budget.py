@@ -19,14 +19,13 @@ import numpy as np
 import pytest
 
 from aragog import EntropySolver, load_config
-from aragog.eos import ConstantParams
 # private: the budget's NumPy EOS and heat-content pieces, checked alone
 from aragog.physics._heat_content import EnthalpyEOS, compression_work, heat_content_change, specific_enthalpy
 # private: the budget's step-field list and time quadrature, checked alone
 from aragog.solver._budget import STEP_FIELDS, interval_weights, quadrature_weights
 from aragog.solver import FIELD_META, SolverOutput
 
-from _configs import TOY_EARTH
+from _configs import TOY_EARTH, constant_params
 
 EARTH = TOY_EARTH
 SOURCES = ("step_dE_F_int_J", "step_dE_F_cmb_J", "step_dE_Q_radio_J", "step_dE_Q_tidal_J")
@@ -270,7 +269,7 @@ def test_enthalpy_satisfies_dh_dP_at_fixed_S(demo_window):
 def test_constant_property_heat_content_enthalpy_and_compression():
     """Constant properties: T = T_ref exp((S - S_ref)/c_p), ρ constant, so
     ∫ ρ T dS = ρ c_p ΔT, h = c_p (T - T_ref) + P/ρ and the compression work is m ΔP/ρ."""
-    p = ConstantParams(rho=4000.0, cp=1000.0, T_ref=1600.0, S_ref=2000.0)
+    p = constant_params()  # rho 4000 kg/m3, c_p 1000 J/kg/K, T_ref 1600 K at S_ref 2000 J/kg/K
     eos = EnthalpyEOS(p, constant=True)
     P = np.array([1e9, 5e10])
     S0, S1 = np.array([2000.0, 2100.0]), np.array([2300.0, 1900.0])

@@ -266,7 +266,8 @@ def test_differentiable_for_the_jacobian(tables, params):
 
 
 def test_constant_property_mode():
-    pars = eos.ConstantParams(rho=3500.0, cp=1200.0, alpha=2e-5, cond=3.0, log10visc=1.5, T_ref=2000.0, S_ref=2500.0)
+    pars = eos.ConstantParams(const_rho=3500.0, const_Cp=1200.0, const_alpha=2e-5, const_cond=3.0,
+                              const_log10visc=1.5, const_T_ref=2000.0, const_S_ref=2500.0)
     P = np.linspace(0, 100e9, 20).reshape(4, 5)
     S = np.linspace(2000, 3000, 20).reshape(4, 5)
     st = CONST(pars, P, S)

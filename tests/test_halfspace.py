@@ -30,7 +30,7 @@ from aragog import physics as ph
 from aragog.physics import SECONDS_PER_YEAR
 
 from conftest import INPUT
-from _configs import material_params
+from _configs import constant_params, material_params
 
 CONSTANT = INPUT / "constant_properties.toml"
 R, DEPTH = 6.371e6, 100.0e3
@@ -151,7 +151,7 @@ def _mesh_inputs(n_nodes):
     mesh = build_mesh(6371e3, 3504e3, n_nodes, core_density=10738.33, mass_coordinates=True)
     n = mesh.number_of_cells
     return ph.as_float64(ph.PhysicsInputs(
-        mesh=mesh, eos=eos.ConstantParams(), material=material_params(), transport=ph.TransportInputs(grain_size=1e-3),
+        mesh=mesh, eos=constant_params(), material=material_params(), transport=ph.TransportInputs(grain_size=1e-3),
         boundary=ph.BoundaryInputs(outer_boundary_value=1500.0, equilibrium_temperature=0.0, emissivity=1.0,
                                    core_heat_capacity=880.0), heating=ph.earth_heating_inputs(n),
         scales=ph.Scales(S=1000.0, t=SECONDS_PER_YEAR, dSdr=1e-4)))

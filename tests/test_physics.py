@@ -19,7 +19,7 @@ from aragog import physics as ph
 # private: the RF_depth helper of the right-hand side, checked alone
 from aragog.physics._rhs import _rheological_front_depth
 from aragog.structure import build_mesh
-from _configs import material_params
+from _configs import constant_params, material_params
 
 # the physics functions are pure: called in float64 as a user does (tests/conftest.py)
 pytestmark = pytest.mark.usefixtures("x64_module")
@@ -49,7 +49,7 @@ def make_inputs(constant=False, n_nodes=7, mass_coordinates=True, outer_radius=R
     tp.update(transport or {})
     return ph.as_float64(ph.PhysicsInputs(
         mesh=mesh,
-        eos=eos.ConstantParams() if constant else _tables(),
+        eos=constant_params() if constant else _tables(),
         material=material_params(),
         transport=ph.TransportInputs(**tp),
         boundary=ph.BoundaryInputs(**bp),
@@ -338,8 +338,8 @@ def test_conduction_of_an_isentrope_is_the_adiabatic_flux():
     d = _diag(0.0, ph.join_state(jnp.full((n,), 2100.0), None, inputs, options), inputs, options)
     p, mesh = inputs.eos, inputs.mesh
     T = np.asarray(d.T_basic)
-    dTdP = float(p.alpha) * T / (float(p.rho) * float(p.cp))
-    expected = float(p.cond) * dTdP * np.asarray(mesh.rho_basic * mesh.g_basic)
+    dTdP = float(p.const_alpha) * T / (float(p.const_rho) * float(p.const_Cp))
+    expected = float(p.const_cond) * dTdP * np.asarray(mesh.rho_basic * mesh.g_basic)
     np.testing.assert_allclose(np.asarray(d.jcond), expected, rtol=1e-13)
     # No convection: zero up to the rounding of S through the state's scale (y = S / 1000,
     # read back as y * 1000 in fused code with or without FMA): |dS/dr| ~ 1e-18 J/kg/K/m at
@@ -349,7 +349,7 @@ def test_conduction_of_an_isentrope_is_the_adiabatic_flux():
 
 
 def test_mixing_length_velocity_regimes():
-    st = eos.evaluate_constant(eos.ConstantParams(log10visc=2.0), 0.0, jnp.array([2000.0, 2000.0]))
+    st = eos.evaluate_constant(constant_params(const_log10visc=2.0), 0.0, jnp.array([2000.0, 2000.0]))
     g, l = 10.0, jnp.array([1e-3, 1e5])
     dSdr = jnp.array([-1e-4, -1e-4])
     kappa = np.asarray(ph.mixing_length_diffusivity(st, dSdr, g, l))
@@ -601,7 +601,8 @@ def test_input_fields_carry_the_config_names_and_their_one_default():
     from _configs import TOY_EARTH
 
     sections = {ph.TransportInputs: ("phase_mixed", "energy"), ph.BoundaryInputs: ("boundary_conditions",),
-                eos.MaterialParams: ("phase_mixed",), eos.PhaseProperties: ("phase_liquid", "phase_solid")}
+                eos.MaterialParams: ("phase_mixed",), eos.PhaseProperties: ("phase_liquid", "phase_solid"),
+                eos.ConstantParams: ("phase_mixed",)}
     named = {}
     for cls, secs in sections.items():
         for f in dataclasses.fields(cls):
@@ -609,11 +610,11 @@ def test_input_fields_carry_the_config_names_and_their_one_default():
             if key is None:  # transformed on the way (buoyancy_mixture, cmb_flux, ...) or a section's pytree
                 continue
             named[f.name] = cls
-            if key.required:
+            if key.required or key.default is None:  # required, or filled from other keys by the config
                 assert f.default is dataclasses.MISSING, f"{cls.__name__}.{f.name} declares a default of its own"
             else:
                 assert f.default == key.default, f"{cls.__name__}.{f.name} = {f.default} != schema {key.default}"
-    assert len(named) == 16 and {"equilibrium_temperature", "kappah_floor", "grain_size", "viscosity",
+    assert len(named) == 23 and {"equilibrium_temperature", "kappah_floor", "grain_size", "viscosity",
                                  "rheological_transition_melt_fraction"} <= set(named)
 
     values = {"boundary_conditions.equilibrium_temperature": 271.5, "boundary_conditions.emissivity": 0.83,
@@ -628,3 +629,7 @@ def test_input_fields_carry_the_config_names_and_their_one_default():
         section, name = dotted.split(".")
         group = getattr(inputs.material, section) if named[name] is eos.PhaseProperties else groups[named[name]]
         assert float(getattr(group, name)) == value, dotted
+    constant = {"phase_mixed.const_properties": True, "phase_mixed.const_T_ref": 1650.0,
+                "phase_mixed.const_S_ref": 2050.0, "phase_mixed.const_Cp": 1111.0}
+    tables = derive(load_config(TOY_EARTH, overrides=constant))[3].eos
+    assert (float(tables.const_T_ref), float(tables.const_S_ref), float(tables.const_Cp)) == (1650.0, 2050.0, 1111.0)

@@ -13,7 +13,7 @@ import scipy.integrate
 from aragog import eos
 from aragog import physics as ph
 from aragog.structure import build_mesh
-from _configs import material_params
+from _configs import constant_params, material_params
 
 # the heating functions are pure: called in float64 as a user does (tests/conftest.py)
 pytestmark = pytest.mark.usefixtures("x64_module")
@@ -111,7 +111,7 @@ def _closed_box(mesh, constant_properties):
     n = mesh.number_of_cells
     options = ph.PhysicsOptions(conduction=False, convection=False, radionuclides=True, outer_boundary_condition=4,
                                 core_bc="flux", constant_properties=constant_properties)
-    material = eos.ConstantParams() if constant_properties else eos.default_table_set().to_jax()
+    material = constant_params() if constant_properties else eos.default_table_set().to_jax()
     inputs = ph.as_float64(ph.PhysicsInputs(
         mesh=mesh, eos=material, material=material_params(), transport=ph.TransportInputs(grain_size=1e-3),
         boundary=ph.BoundaryInputs(outer_boundary_value=0.0, equilibrium_temperature=0.0, emissivity=1.0, core_heat_capacity=880.0, cmb_flux=0.0),
@@ -144,7 +144,7 @@ def test_closed_box_gains_the_radiogenic_energy():
     sol = scipy.integrate.solve_ivp(lambda t, y: np.asarray(f(t, jnp.asarray(y), inputs, options)),
                                     (0.0, 1.0e9), np.asarray(y0), method="DOP853", rtol=1e-12, atol=1e-14)
     assert sol.success
-    cp = float(inputs.eos.cp)
+    cp = float(inputs.eos.const_Cp)
 
     def energy(y):
         return cp * np.asarray(ph.material_state(mesh.P_stag, jnp.asarray(y) * inputs.scales.S, inputs, options).T)

@@ -150,7 +150,9 @@ def _main(argv=None) -> int:
     if trt is not None:
         cases.append(("    evaluate_phase, RTmelt 101x100 set", "eval_rtmelt", ev, (trt, params, P, S)))
     cases.append(("    evaluate_constant (constant-property mode)", "eval_constant", jax.jit(eos.evaluate_constant),
-                  (jax.tree.map(jnp.asarray, eos.ConstantParams()), P, S)))
+                  (jax.tree.map(jnp.asarray, eos.ConstantParams(
+                      const_rho=4000.0, const_Cp=1000.0, const_alpha=1e-5, const_cond=4.0, const_log10visc=2.0,
+                      const_T_ref=1600.0, const_S_ref=2000.0)), P, S)))
     nout = len(dataclasses.fields(eos.PhaseState))
     cases.append((f"    floor: trivial jit, {nout} outputs of {n}", "floor_trivial_16_outputs",
                   jax.jit(lambda t, p, P, S: [P + S * i for i in range(nout)]), (t200, params, P, S)))

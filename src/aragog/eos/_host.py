@@ -72,7 +72,8 @@ class NumpyEOS:
         self.constant = bool(constant)
         f = lambda a: np.asarray(a, dtype=np.float64)  # noqa: E731
         if self.constant:
-            self.rho, self.cp, self.T_ref, self.S_ref = (float(f(getattr(eos, k))) for k in ("rho", "cp", "T_ref", "S_ref"))
+            self.rho, self.cp, self.T_ref, self.S_ref = (
+                float(f(getattr(eos, k))) for k in ("const_rho", "const_Cp", "const_T_ref", "const_S_ref"))
             self.anchor = (0.0, self.S_ref)
             return
         self.melt = {k: f(getattr(eos.melt, k)) for k in ("P", "S", "T", "rho", "cp")}

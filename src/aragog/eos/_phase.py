@@ -97,16 +97,19 @@ class MaterialParams:
 
 @data_pytree
 class ConstantParams:
-    """Constant-property mode: rho [kg m-3], cp [J kg-1 K-1], alpha [K-1], cond
-    [W m-1 K-1], log10visc (log10 of viscosity in Pa s), T_ref [K] at S_ref [J kg-1 K-1]."""
+    """Constant-property mode (traced), named as the ``[phase_mixed]`` keys
+    (docs/config.md; the configuration fills the ones not given from the phase values):
+    const_rho [kg m-3], const_Cp [J kg-1 K-1], const_alpha [K-1], const_cond [W m-1 K-1],
+    const_log10visc (log10 of the viscosity in Pa s), const_T_ref [K] at const_S_ref
+    [J kg-1 K-1]."""
 
-    rho: Any = 4000.0
-    cp: Any = 1000.0
-    alpha: Any = 1.0e-5
-    cond: Any = 4.0
-    log10visc: Any = 2.0
-    T_ref: Any = 1600.0
-    S_ref: Any = 2000.0
+    const_rho: Any
+    const_Cp: Any
+    const_alpha: Any
+    const_cond: Any
+    const_log10visc: Any
+    const_T_ref: Any
+    const_S_ref: Any
 
 
 @data_pytree
@@ -302,23 +305,24 @@ def evaluate_constant(params: ConstantParams, P, S) -> PhaseState:
     S = jnp.asarray(S, dtype=jnp.float64)
     P, S = jnp.broadcast_arrays(P, S)
     full = lambda v: jnp.broadcast_to(jnp.asarray(v, dtype=jnp.float64), S.shape)  # noqa: E731
-    T = params.T_ref * jnp.exp((S - params.S_ref) / params.cp)
+    rho, cp, alpha = params.const_rho, params.const_Cp, params.const_alpha
+    T = params.const_T_ref * jnp.exp((S - params.const_S_ref) / cp)
     zero = jnp.zeros_like(S)
     return PhaseState(
         T=T,
-        rho=full(params.rho),
-        cp=full(params.cp),
-        alpha=full(params.alpha),
-        dTdPs=params.alpha * T / (params.rho * params.cp),
+        rho=full(rho),
+        cp=full(cp),
+        alpha=full(alpha),
+        dTdPs=alpha * T / (rho * cp),
         phi=jnp.ones_like(S),
-        k=full(params.cond),
-        visc=full(10.0**params.log10visc),
-        S_sol=full(params.S_ref),
-        S_liq=full(params.S_ref),
+        k=full(params.const_cond),
+        visc=full(10.0**params.const_log10visc),
+        S_sol=full(params.const_S_ref),
+        S_liq=full(params.const_S_ref),
         dSsol_dP=zero,
         dSliq_dP=zero,
-        T_sol=full(params.T_ref),
-        T_liq=full(params.T_ref),
-        rho_sol=full(params.rho),
-        rho_liq=full(params.rho),
+        T_sol=full(params.const_T_ref),
+        T_liq=full(params.const_T_ref),
+        rho_sol=full(rho),
+        rho_liq=full(rho),
     )

@@ -109,7 +109,7 @@ def surface_entropy_for_temperature(T, P, inputs, options, iterations: int = INV
     T, P = jnp.broadcast_arrays(T, P)
     if options.constant_properties:
         p = inputs.eos
-        return p.S_ref + p.cp * jnp.log(T / p.T_ref)
+        return p.const_S_ref + p.const_Cp * jnp.log(T / p.const_T_ref)
 
     tables = inputs.eos
     lo0 = jnp.minimum(tables.solid.S[0], tables.melt.S[0])

@@ -66,10 +66,7 @@ def load_tables(params, eos_dir: str | Path | None = None, mesh=None):
     convert once with ``to_jax``)."""
     pm = params.phase_mixed
     if pm.const_properties:
-        return eos.ConstantParams(
-            rho=pm.const_rho, cp=pm.const_Cp, alpha=pm.const_alpha, cond=pm.const_cond,
-            log10visc=pm.const_log10visc, T_ref=pm.const_T_ref, S_ref=pm.const_S_ref,
-        )
+        return eos.ConstantParams(**_copied(eos.ConstantParams, pm))
     directory = eos_dir or params.eos.dir
     if directory:
         return eos.load_table_set(directory)
