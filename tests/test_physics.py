@@ -596,7 +596,7 @@ def test_input_fields_carry_the_config_names_and_their_one_default():
     one declared default from the file to the physics. And the config's value reaches the
     field by that name."""
     from aragog.config import SCHEMA, load_config
-    from aragog.solver._derived import derive  # private: the config -> physics inputs step itself
+    from aragog.solver._from_config import derive  # private: the config -> physics inputs step itself
 
     from _configs import TOY_EARTH
 

@@ -116,7 +116,7 @@ def test_generated_tables_reach_the_base_of_a_super_earth():
     """The bundled models' tables follow the structure: a mantle down to ~346 GPa gets a
     pressure axis to 350 GPa at the default spacing (1 GPa for the toy model), without
     compiling anything."""
-    from aragog.solver._derived import derive  # private: the derivation alone, nothing compiled
+    from aragog.solver._from_config import derive  # private: the derivation alone, nothing compiled
 
     import jax
 

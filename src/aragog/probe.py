@@ -183,7 +183,7 @@ def probe_initial_state(params, mesh=None, eos_dir=None) -> ProbeResult:
     """
     from aragog._jax import jax
     from aragog.eos._host import NumpyEOS, entropy_of_temperature
-    from aragog.solver._derived import derive
+    from aragog.solver._from_config import derive
     from aragog.programs._disk_cache import configure_compilation_cache
     from aragog.solver._table_edge import TableEdge
 

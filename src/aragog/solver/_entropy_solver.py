@@ -25,7 +25,7 @@ from aragog.eos._host import entropy_of_temperature
 from aragog.errors import AragogError, ConfigError
 from aragog.solver.backends import METHODS, compiled_newton_runs as _compiled_newton_runs, integrate
 from aragog.solver._budget import EnergyBook, needs_step_trace
-from aragog.solver._derived import Derived, DerivedInputs, derive
+from aragog.solver._from_config import Derived, DerivedInputs, derive
 from aragog.solver._output_times import output_times
 from aragog.solver._tolerances import absolute_tolerances
 from aragog.programs._counters import ProgramStats, compile_stats, log_new_compiles, solver_stats
