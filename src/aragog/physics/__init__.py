@@ -4,21 +4,12 @@ Arrays in, arrays out; no I/O, no globals, no Python branching on traced values.
 Everything that varies between solves is a traced leaf of :class:`PhysicsInputs`; only
 :class:`PhysicsOptions` is static. docs/physics.md describes the discretisation.
 
-Typical use::
+Typical use (docs/physics.md opens with a complete example that builds the inputs by
+hand; ``aragog.solver`` builds them from a config, each field copied from the config key of
+its name)::
 
-    from aragog import eos, physics
-    from aragog.structure import build_mesh
-    mesh = build_mesh(6371e3, 3504e3, 81, core_density=10738.33)
-    inputs = physics.as_float64(physics.PhysicsInputs(
-        mesh=mesh, eos=eos.default_table_set().to_jax(),
-        material=eos.MaterialParams(
-            phase_liquid=eos.PhaseProperties(viscosity=100.0, thermal_conductivity=4.0),
-            phase_solid=eos.PhaseProperties(viscosity=1e21, thermal_conductivity=4.0),
-            rheological_transition_melt_fraction=0.4, rheological_transition_width=0.15),
-        transport=physics.TransportInputs(grain_size=1e-3),
-        boundary=physics.BoundaryInputs(outer_boundary_value=0.0, equilibrium_temperature=273.0, emissivity=1.0,
-                                        core_heat_capacity=880.0),
-        heating=physics.earth_heating_inputs(mesh.number_of_cells), scales=physics.Scales()))
+    inputs = physics.as_float64(physics.PhysicsInputs(mesh=..., eos=..., material=...,
+                                                      transport=..., boundary=..., heating=..., scales=...))
     options = physics.PhysicsOptions(outer_boundary_condition=1, core_bc="energy_balance")
     f = jax.jit(physics.rhs, static_argnums=3)
     y0 = physics.join_state(S_cells, None, inputs, options)
