@@ -338,10 +338,10 @@ class UpstreamEntropySolver:
     @property
     def solution(self) -> UpstreamSolution | None:
         """The last solve's trajectory (``.t``, ``.y`` upstream layout), or ``None``."""
-        trajectory = self._solver.last_trajectory()
-        if trajectory is None:
-            return None
         if self._solution_cache is None:
+            trajectory = self._solver.last_trajectory()
+            if trajectory is None:
+                return None
             t, S, slot = trajectory
             y_up = S.T if slot is None else np.vstack([S.T, slot[None, :]])
             status, message = self._solver.solve_status
@@ -376,7 +376,8 @@ class UpstreamEntropySolver:
         mean = _mean_cmb_flux(out)
         if mean is not None:
             changes["F_cmb"] = mean
-        changes.update(upstream_mass_fields(out, d, native.inputs.mesh, native.inputs.material.rheological_transition_melt_fraction))
+        inputs = native.inputs
+        changes.update(upstream_mass_fields(out, d, inputs.mesh, inputs.material.rheological_transition_melt_fraction))
         return dataclasses.replace(out, **changes)
 
 

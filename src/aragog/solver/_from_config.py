@@ -15,6 +15,7 @@ EOS data (reloaded when the table source or the constant properties change).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import logging
 from pathlib import Path
@@ -109,14 +110,19 @@ def heating_inputs(params, n_cells: int) -> physics.HeatingInputs:
     )
 
 
+@functools.lru_cache(maxsize=None)
+def _field_names(pytree_class) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(pytree_class))
+
+
 def _copied(pytree_class, *sections) -> dict:
     """``{field: value}`` for each field of ``pytree_class`` that one of the config
     ``sections`` has as a key of the same name (the first that has it)."""
     out = {}
-    for f in dataclasses.fields(pytree_class):
+    for name in _field_names(pytree_class):
         for section in sections:
-            if hasattr(section, f.name):
-                out[f.name] = getattr(section, f.name)
+            if hasattr(section, name):
+                out[name] = getattr(section, name)
                 break
     return out
 
@@ -235,7 +241,7 @@ class DerivedInputs:
         pm = params.phase_mixed
         directory = eos_dir or params.eos.dir
         generated = not (pm.const_properties or directory) and mesh is not None
-        constant = tuple(getattr(pm, f.name) for f in dataclasses.fields(eos.ConstantParams))
+        constant = tuple(getattr(pm, name) for name in _field_names(eos.ConstantParams))
         key = (pm.const_properties, directory, params.eos.model, constant,
                generated_range(params, mesh) if generated else None)
         if self._eos is None or self._eos[0] != key:
