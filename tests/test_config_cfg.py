@@ -179,7 +179,7 @@ def _imports(module: str) -> set[str]:
 def test_config_imports_run_one_way() -> None:
     assert "_loader" not in _imports("_params")
     assert not {"_loader", "_params"} & _imports("_normalise")
-    assert not {"_loader", "_params", "_normalise"} & (_imports("_ini") | _imports("_checks") | _imports("_schema"))
+    assert not {"_loader", "_params", "_normalise"} & (_imports("_ini") | _imports("_schema"))
 
 
 # ---------------------------------------------------------------------- radionuclides

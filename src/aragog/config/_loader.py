@@ -12,7 +12,7 @@ paths relative to the config file's folder, overrides, required keys; then types
 ranges and consistency). So both syntaxes have the same keys, defaults and errors; an
 error about the content is prefixed with the file's name.
 
-Imports run one way: schema → checks → normalise → params → loader.
+Imports run one way: schema → normalise → params → loader.
 """
 
 from __future__ import annotations

@@ -22,9 +22,8 @@ from typing import Any
 from aragog.errors import ConfigError
 from aragog.units import PPM
 
-from ._checks import check_range, coerce_and_check, fmt
-from ._normalise import (Overrides, apply_overrides, check_required, normalise, parse_overrides, resolve_path,
-                         resolve_paths)
+from ._normalise import (Overrides, apply_overrides, check_range, check_required, coerce_and_check, fmt, normalise,
+                         parse_overrides, resolve_path, resolve_paths)
 from ._schema import (ALWAYS_GIVEN, CONST_KEYS, RADIONUCLIDE_KEYS, RADIONUCLIDE_PREFIX, REQUIRED, SCHEMA,
                       SECTION_ORDER, USED_ONLY_WITH, keys_of)
 

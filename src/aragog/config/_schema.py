@@ -2,7 +2,7 @@
 
 Each key is a :class:`Key`: its type, default (or :data:`REQUIRED`), allowed values or
 range, unit and a one-line meaning. The section dataclasses in :mod:`._params` take their
-defaults from here, the validator (:mod:`._checks`) its rules, the TOML writer its order
+defaults from here, the checks (:mod:`._normalise`) their rules, the TOML writer its order
 and ``docs/config.md`` its tables — one source of truth.
 
 Units: SI throughout; times in years (Julian, 31 557 600 s).
