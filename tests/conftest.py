@@ -38,10 +38,15 @@ os.environ.pop("JAX_COMPILATION_CACHE_DIR", None)
 #
 # The tests' own programs are also compiled at LLVM level 0 without the expensive passes:
 # each is called a few times, so its compile is nearly all of its cost (test_physics,
-# test_core_modes, test_accuracy and test_mush: 130 -> 92 s on 2 cores). aragog's hot
-# programs state XLA's full optimisation in their own compile options
-# (aragog.solver._fused_programs.COMPILER_OPTIONS), so the solves run as a user's do, with the
-# same steps; the probe compiles at level 0 anyway.
+# test_core_modes, test_accuracy and test_mush: 130 -> 92 s on 2 cores). aragog's fused
+# programs state their own level (aragog.solver._fused_programs.COMPILER_OPTIONS), so the
+# suite asks for level 0 for them too, with ARAGOG_XLA_OPTIMIZATION_LEVEL: a suite's solves
+# are short, so their compiles are most of their cost (the whole suite: 14.0 -> 10.0 min of
+# CPU, 7.7 -> 5.6 min on 2 cores). The programs are the same; their results agree with full
+# optimisation's to rounding (the checks' tolerances rest on the physics, not on the bits),
+# and tools/accuracy_matrix.py and tools/mush_matrix.py, run with it unset, check the solves
+# at full optimisation, as a user's run. A test about the level itself sets the variable.
+os.environ.setdefault("ARAGOG_XLA_OPTIMIZATION_LEVEL", "0")
 _TEST_XLA_FLAGS = {"xla_cpu_use_fusion_emitters": "false", "xla_backend_optimization_level": "0",
                    "xla_llvm_disable_expensive_passes": "true"}
 _flags = os.environ.get("XLA_FLAGS", "")

@@ -153,6 +153,37 @@ def test_compiler_options_reach_xla_and_the_store_key(tmp_path, monkeypatch):
     np.testing.assert_allclose(np.asarray(exe(jnp.zeros(3))), 2.0)
 
 
+def test_the_optimization_level_variable_sets_the_fused_programs_level(monkeypatch):
+    """$ARAGOG_XLA_OPTIMIZATION_LEVEL: unset, every fused program states XLA's full
+    optimisation; set, its level reaches every program's options and the static key (so
+    that a solver never takes programs of another level from the in-memory share or the
+    store); anything but 0-3 is a one-line error naming the variable."""
+    from aragog.errors import ConfigError
+    from aragog.solver import _fused_programs  # private: the fused programs' options, built without compiling
+
+    variable = _fused_programs.OPTIMIZATION_LEVEL_VARIABLE
+    monkeypatch.delenv(variable, raising=False)
+    assert _fused_programs.optimization_level() == 3
+    assert _fused_programs.compiler_options() == _fused_programs.COMPILER_OPTIONS
+    assert {(o["xla_backend_optimization_level"], o["xla_llvm_disable_expensive_passes"])
+            for o in _fused_programs.COMPILER_OPTIONS.values()} == {(3, False)}
+    solver = EntropySolver(load_config(EARTH, overrides={"mesh.number_of_nodes": 12}))
+    keys = {}
+    for level in ("3", "0", " 1 "):
+        monkeypatch.setenv(variable, level)
+        keys[level] = solver.program_key()
+        with jax.enable_x64(True):  # as the solver derives its inputs
+            derived = _from_config.derive(solver.parameters.validate())
+            pair = _fused_programs.fused_programs(derived.options, derived.inputs)  # lazy: compiles nothing
+        assert {o["xla_backend_optimization_level"] for o in pair.compiler_options.values()} == {int(level)}
+        assert {o["xla_llvm_disable_expensive_passes"] for o in pair.compiler_options.values()} == {level == "0"}
+    assert len(set(keys.values())) == 3
+    for bad in ("fast", "4", "-1", "0.5"):
+        monkeypatch.setenv(variable, bad)
+        with pytest.raises(ConfigError, match=rf"^\${variable} must be 0, 1, 2 or 3 .*got '{bad}'$"):
+            solver.program_key()
+
+
 def test_first_solve_counts_each_program_once_and_shares_honestly():
     clear_shared_programs()
     overrides = {"mesh.number_of_nodes": 12, "solver.end_time": 1.0}

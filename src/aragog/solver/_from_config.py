@@ -26,6 +26,7 @@ import numpy as np
 from aragog import eos, physics, structure
 from aragog._jax import jax
 from aragog.eos._packed import packed_tables
+from aragog.solver._fused_programs import optimization_level
 from aragog.units import SECONDS_PER_YEAR
 
 logger = logging.getLogger("aragog.solver")
@@ -186,7 +187,9 @@ class Derived(NamedTuple):
         mesh: :class:`aragog.structure.Mesh`.
         inputs: :class:`aragog.physics.PhysicsInputs` (traced; the EOS as packed tables or
             constant properties).
-        key: the static key, ``(mode, static_key)``: it selects the compiled programs.
+        key: the static key, ``(mode, static_key, optimization level)``: it selects the
+            compiled programs (the level: ``$ARAGOG_XLA_OPTIMIZATION_LEVEL``,
+            :func:`aragog.solver._fused_programs.optimization_level`).
     """
 
     mode: str
@@ -211,7 +214,8 @@ def derive(params, eos_dir=None, *, mesh=None, cache: DerivedInputs | None = Non
     mesh = cache.mesh(params) if mesh is None else mesh
     eos_data = cache.eos(params, eos_dir, mesh)
     inputs = physics_inputs(params, mesh, eos_data)
-    return Derived(mode, options, mesh, inputs, (mode, static_key(options, inputs, eos_data)))
+    key = (mode, static_key(options, inputs, eos_data), optimization_level())
+    return Derived(mode, options, mesh, inputs, key)
 
 
 class DerivedInputs:

@@ -14,13 +14,16 @@ mode (compile_mode "blocks" is :mod:`aragog.programs._blocks`).
 from __future__ import annotations
 
 import functools
+import os
 
 from aragog import physics
 from aragog._jax import jnp
+from aragog.errors import ConfigError
 from aragog.solver._budget import power_columns
 from aragog.programs._jitpair import JitPair
 
-__all__ = ["COMPILER_OPTIONS", "POWERS_CHUNK", "fused_programs"]
+__all__ = ["COMPILER_OPTIONS", "OPTIMIZATION_LEVEL_VARIABLE", "POWERS_CHUNK", "compiler_options", "fused_programs",
+           "optimization_level"]
 
 
 #: XLA options per program of the fused mode (passed to jax.stages.Lowered.compile; the
@@ -41,20 +44,53 @@ __all__ = ["COMPILER_OPTIONS", "POWERS_CHUNK", "fused_programs"]
 #: shorter compile. Every program here is called at each step or output time, so each
 #: states XLA's full LLVM optimisation (its defaults: level 3, the expensive passes on)
 #: rather than inheriting it: a process whose XLA_FLAGS lower the level for its own code
-#: (the test suite does, for its one-off jits) still gets these at full speed.
+#: still gets these at full speed, unless it asks for less with the variable below.
 #: melt_fraction (the phase step cap's event, called every step) keeps XLA's default
 #: fusion emitters.
-_FULL_OPTIMISATION = {"xla_backend_optimization_level": 3, "xla_llvm_disable_expensive_passes": False}
-COMPILER_OPTIONS: dict[str, dict] = {
-    **{name: {**_FULL_OPTIMISATION, "xla_cpu_use_fusion_emitters": False}
-       for name in ("rhs", "jac", "diagnostics", "powers")},
-    "melt_fraction": dict(_FULL_OPTIMISATION),
-    # the older emitters compile the RHS inside the corrector's loops 2e-10 away from the
-    # RHS program's value (1e-13 with the default ones), enough to cost the mush matrix's
-    # freezing cases 28-85 % more steps: it keeps the default emitters
-    # (aragog.programs._corrector, docs/solver.md)
-    "corrector": dict(_FULL_OPTIMISATION),
-}
+#:
+#: ``ARAGOG_XLA_OPTIMIZATION_LEVEL`` (0-3, default 3) lowers that level for a process whose
+#: compiles outweigh its calls: a test suite, a quick look at a new configuration. At 0
+#: (the expensive LLVM passes off as well) the fused programs compile in about half the
+#: time (the toy demo's first solve: 5.4 -> 2.2 s of compiling) and run 2-3x slower a
+#: call, with the same results to rounding (not to the bit: a solve may take a few steps
+#: more or fewer). The level is part of the static key and of every program's store key.
+OPTIMIZATION_LEVEL_VARIABLE = "ARAGOG_XLA_OPTIMIZATION_LEVEL"
+DEFAULT_OPTIMIZATION_LEVEL = 3
+
+
+def optimization_level() -> int:
+    """The LLVM optimisation level of the fused programs: ``$ARAGOG_XLA_OPTIMIZATION_LEVEL``
+    (0, 1, 2 or 3), else 3, XLA's default.
+
+    Raises:
+        ConfigError: the variable is set to anything else (naming it and the value).
+    """
+    text = os.environ.get(OPTIMIZATION_LEVEL_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_OPTIMIZATION_LEVEL
+    if text not in ("0", "1", "2", "3"):
+        raise ConfigError(f"${OPTIMIZATION_LEVEL_VARIABLE} must be 0, 1, 2 or 3 (XLA's LLVM optimisation level "
+                          f"of aragog's compiled programs; unset: 3), got '{text}'")
+    return int(text)
+
+
+def compiler_options(level: int = DEFAULT_OPTIMIZATION_LEVEL) -> dict[str, dict]:
+    """XLA options per fused program at LLVM optimisation ``level`` (3: XLA's defaults, the
+    expensive passes on; 0: the expensive passes off too)."""
+    llvm = {"xla_backend_optimization_level": int(level), "xla_llvm_disable_expensive_passes": level == 0}
+    return {
+        **{name: {**llvm, "xla_cpu_use_fusion_emitters": False} for name in ("rhs", "jac", "diagnostics", "powers")},
+        "melt_fraction": dict(llvm),
+        # the older emitters compile the RHS inside the corrector's loops 2e-10 away from the
+        # RHS program's value (1e-13 with the default ones), enough to cost the mush matrix's
+        # freezing cases 28-85 % more steps: it keeps the default emitters
+        # (aragog.programs._corrector, docs/solver.md)
+        "corrector": dict(llvm),
+    }
+
+
+#: The options of every fused program at the default level.
+COMPILER_OPTIONS: dict[str, dict] = compiler_options()
 
 
 #: states per call of the energy budget's "powers" program (compiled for a chunk of states,
@@ -69,7 +105,8 @@ def fused_programs(options, inputs, jacobian: str = "banded", store: str | None 
     use, or by :meth:`JitPair.start`). ``jacobian``: "banded" (colored forward-mode
     products, CVODE's band solver; the default) or "dense" (jacfwd; kept for comparison in
     tools/profile_solves.py, stage first-solve). With ``solver.jacobian = "fd"`` the Jacobian program is never
-    called. ``store``: the persistent-store key of the static configuration."""
+    called. ``store``: the persistent-store key of the static configuration. The programs'
+    LLVM optimisation level is :func:`optimization_level`'s, read here."""
     from aragog.solver.backends._cvode import MAX_NEWTON_ITERS, NEWTON_CHECK
 
     n_state = physics.state_size(inputs.mesh.number_of_cells, options)
@@ -83,7 +120,8 @@ def fused_programs(options, inputs, jacobian: str = "banded", store: str | None 
     }
     return JitPair(functools.partial(_rhs, options=options), n_state, inputs, ml, mu, jacobian=jacobian,
                    extra=extra, lazy=True, store_key=store, corrector=corrector, batched={"powers": POWERS_CHUNK},
-                   compiler_options={k: v for k, v in COMPILER_OPTIONS.items() if k != "corrector" or corrector})
+                   compiler_options={k: v for k, v in compiler_options(optimization_level()).items()
+                                     if k != "corrector" or corrector})
 
 
 # ---------------------------------------------------------------------- compiled bodies
