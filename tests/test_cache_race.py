@@ -1,7 +1,7 @@
 """Concurrent processes on one cache directory (a parameter grid's workers starting together).
 
-Every test here races real processes ("spawn" context, started together behind a
-``multiprocessing.Barrier``), never threads: the property under test is what several
+Every test here races real processes (forked from a server process that imported aragog
+once, started together behind a ``multiprocessing.Barrier``), never threads: the property under test is what several
 interpreters see through the file system. What is raced:
 
 - aragog's :class:`~aragog._executable_store.ExecutableStore` (temporary file + ``os.replace``
@@ -41,7 +41,14 @@ from _configs import TOY_EARTH
 pytestmark = pytest.mark.cold_compiles
 
 EARTH = TOY_EARTH
-_CTX = mp.get_context("spawn")
+#: The racers are forked from one server process that has imported what they all use
+#: (multiprocessing's "forkserver" context, the server started without a JAX backend): each
+#: is still a process of its own, with its own memory, file handles and JAX backend, so what
+#: is raced is what separate interpreters see through the file system, but none imports JAX
+#: and aragog again (20 racers in this module: ~50 s of CPU as spawned interpreters).
+_CTX = mp.get_context("forkserver")
+_CTX.set_forkserver_preload([__name__, "aragog", "aragog.solver", "aragog._executable_store",
+                             "aragog.programs._disk_cache", "aragog.eos"])
 BARRIER_S = 240.0  # a child waiting longer than this for the others fails (never a hang)
 RACE_TIMEOUT_S = 600.0
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from aragog import EntropySolver, load_config
 from aragog.errors import MissingDependencyError
 
 from test_cli import assert_one_line_error, run_cli
@@ -46,7 +47,8 @@ def test_a_refused_cvode_library_named_by_the_user_stops_the_run(tmp_path):
 
 def test_the_refusal_is_an_aragog_error_and_an_os_error(monkeypatch):
     """In the API: :class:`MissingDependencyError` from the loader (an ``OSError`` too, so
-    ``cvode_available()`` is False), raised again by ``integrate`` instead of a fallback."""
+    ``cvode_available()`` is False), raised again by ``integrate`` instead of a fallback, and
+    by a CVODE solver's ``initialize()`` before anything compiles."""
     import numpy as np
 
     # private: load_library's cache is cleared so that it reads the environment variable set here
@@ -68,6 +70,14 @@ def test_the_refusal_is_an_aragog_error_and_an_os_error(monkeypatch):
         with pytest.raises(MissingDependencyError):
             integrate(problem, np.array([0.0, 1.0]), np.ones(1), method="cvode", rtol=1e-6, atol=1e-9,
                       max_steps=1000)
+        # a solver stops at initialize(), before it builds (compiles) any program; a solver
+        # of another integrator needs no CVODE
+        solver = EntropySolver(load_config(TOY_EARTH, overrides={"mesh.number_of_nodes": 8}))
+        with pytest.raises(MissingDependencyError, match="ARAGOG_SUNDIALS_CVODE=/nonexistent"):
+            solver.initialize()
+        assert solver.programs is None
+        other = EntropySolver(load_config(TOY_EARTH, overrides={"mesh.number_of_nodes": 8, "solver.method": "bdf"}))
+        assert other.initialize().programs is not None
     finally:
         monkeypatch.delenv("ARAGOG_SUNDIALS_CVODE")
         _sundials.load_library.cache_clear()

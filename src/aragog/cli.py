@@ -142,11 +142,12 @@ def _load(args):
 def _cmd_run(args) -> int:
     import time
 
+    wall0 = time.perf_counter()
+    params = _load(args)  # a config error is reported before JAX is imported
+
     from aragog.solver import EntropySolver
     from aragog.programs._disk_cache import configure_compilation_cache
 
-    wall0 = time.perf_counter()
-    params = _load(args)
     origin = "config"
     if args.no_jax_cache:
         params.solver.jax_cache_dir, origin = "none", "cli"

@@ -23,7 +23,8 @@ import numpy as np
 from aragog._jax import in_float64
 from aragog.eos._host import entropy_of_temperature
 from aragog.errors import AragogError, ConfigError
-from aragog.solver.backends import METHODS, compiled_newton_runs as _compiled_newton_runs, integrate
+from aragog.solver.backends import (METHODS, compiled_newton_runs as _compiled_newton_runs, integrate,
+                                    refuse_a_named_library)
 from aragog.solver._budget import EnergyBook, needs_step_trace
 from aragog.solver._from_config import Derived, DerivedInputs, derive
 from aragog.solver._output_times import output_times
@@ -173,13 +174,21 @@ class EntropySolver:
     def reset(self) -> "EntropySolver":
         """Re-validate the parameters and refresh every derived input (mesh, tables, boundary
         values, heating, ...). Builds new compiled programs only when the static key changed
-        (state size, boundary modes, physics switches, table identity, array shapes)."""
+        (state size, boundary modes, physics switches, table identity, array shapes).
+
+        Raises:
+            ConfigError: invalid parameters.
+            MissingDependencyError: ``solver.method = "cvode"`` and the CVODE library that
+                ``ARAGOG_SUNDIALS_CVODE`` names does not load (before anything compiles).
+        """
         params = self._params.validate()
         mode, options, mesh, inputs, key = self._derive(params)
         edge = self._edge(inputs, options)
         if edge is not None:  # before anything changes: a refused mesh leaves the solver as it was
             edge.check_pressure(mesh)
         if key != self._key:
+            if METHODS[params.solver.method] == "cvode":
+                refuse_a_named_library()  # a CVODE library the user named that does not load: before any compile
             configure_compilation_cache(params.solver.jax_cache_dir, params.solver.jax_cache_max_mb)
             if self._pair is not None:
                 logger.info("static inputs changed: using new compiled programs")

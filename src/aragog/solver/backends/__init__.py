@@ -47,6 +47,7 @@ __all__ = [
     "integrate",
     "cvode_available",
     "compiled_newton_runs",
+    "refuse_a_named_library",
     "cvode_library_info",
     "IntegrationResult",
     "OdeProblem",
@@ -142,10 +143,12 @@ def cvode_available() -> bool:
     return library_available()
 
 
-def _refuse_a_named_library() -> None:
+def refuse_a_named_library() -> None:
     """Raise :class:`aragog.errors.MissingDependencyError` when CVODE is missing because the
     library ARAGOG_SUNDIALS_CVODE names does not load: what the user named is replaced by
-    neither another library nor another integrator."""
+    neither another library nor another integrator. ``integrate`` calls it before it would
+    fall back to another integrator, and :meth:`aragog.EntropySolver.reset` before it builds
+    the programs of a CVODE solve, so that a run stops before anything compiles."""
     from aragog.errors import MissingDependencyError
     from aragog.solver.backends._sundials import load_library
 
@@ -279,7 +282,7 @@ def integrate(
     if max_step_growth is not None and not float(max_step_growth) > 1.0:
         raise ValueError(f"integrate: max_step_growth must be > 1, got {max_step_growth!r}")
     if name == "cvode" and not cvode_available():
-        _refuse_a_named_library()
+        refuse_a_named_library()
         fallback = "scipy-bdf"
         text = (
             "the SUNDIALS CVODE library cannot be loaded; integrating with the fallback "
