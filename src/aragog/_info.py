@@ -88,7 +88,8 @@ def installation_report() -> dict:
         "compile_cache": _compile_cache_report(),
         "eos_cache": _eos_cache_report(),
         "environment": {k: os.environ[k] for k in ("ARAGOG_SUNDIALS_CVODE", "ARAGOG_JAX_CACHE_DIR",
-                                                   "ARAGOG_XLA_OPTIMIZATION_LEVEL", "JAX_COMPILATION_CACHE_DIR", "JAX_PLATFORMS", "XDG_CACHE_HOME")
+                                                   "ARAGOG_XLA_OPTIMIZATION_LEVEL", "JAX_COMPILATION_CACHE_DIR",
+                                                   "JAX_PLATFORMS", "XDG_CACHE_HOME")
                         if k in os.environ},
     }
 
