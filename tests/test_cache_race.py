@@ -1,8 +1,8 @@
 """Concurrent processes on one cache directory (a parameter grid's workers starting together).
 
 Every test here races real processes (forked from a server process that imported aragog
-once, started together behind a ``multiprocessing.Barrier``), never threads: the property under test is what several
-interpreters see through the file system. What is raced:
+once, started together behind a ``multiprocessing.Barrier``), never threads: the property
+under test is what several interpreters see through the file system. What is raced:
 
 - aragog's :class:`~aragog._executable_store.ExecutableStore` (temporary file + ``os.replace``
   in the same directory, so a reader gets one writer's whole entry or none);

@@ -26,35 +26,38 @@ __all__ = ["COMPILER_OPTIONS", "OPTIMIZATION_LEVEL_VARIABLE", "POWERS_CHUNK", "c
            "optimization_level"]
 
 
-#: XLA options per program of the fused mode (passed to jax.stages.Lowered.compile; the
-#: user's XLA_FLAGS are never touched; part of each program's persistent-store key),
-#: chosen by the end-to-end cost: compile time + calls x time per call over a run
-#: (docs/solver.md, "First solve"; 60 cells, quiet 2-core machine). XLA:CPU's older
-#: elemental fusion emitters (``xla_cpu_use_fusion_emitters = False``) compile in 0.55-0.7
-#: of the wall time, on one thread (the default emitters use a second core at times, which
-#: the other compile of the first solve needs), with the same results to 1e-14: the RHS
-#: 0.8 -> 0.55 s at +2 % per call (+1.5 us: +0.015-0.15 s over a run's 10^4-10^5 calls; a
-#: first solve 0.36 s shorter with it than without), the Jacobian 2.4 -> 1.6 s (the first
-#: solve's critical path) at +6 % per call (+9 us; ~40 calls in a first solve, ~10^3 in the
-#: demo), the diagnostics 1.7 -> 0.9 s at the same time per call, and the energy budget's
-#: powers program likewise. A lower LLVM optimisation level (``xla_backend_optimization_level``
-#: 0 or 1) compiles faster still but slows every call: level 0 the RHS and the Jacobian 2-3x,
-#: the diagnostics 1.3-1.5x (+60-100 us a call, at every output time and get_state of a
-#: coupling run); level 1 with the older emitters the RHS +13 %, the Jacobian +6 %, for no
-#: shorter compile. Every program here is called at each step or output time, so each
-#: states XLA's full LLVM optimisation (its defaults: level 3, the expensive passes on)
-#: rather than inheriting it: a process whose XLA_FLAGS lower the level for its own code
-#: still gets these at full speed, unless it asks for less with the variable below.
-#: melt_fraction (the phase step cap's event, called every step) keeps XLA's default
-#: fusion emitters.
-#:
-#: ``ARAGOG_XLA_OPTIMIZATION_LEVEL`` (0-3, default 3) lowers that level for a process whose
-#: compiles outweigh its calls: a test suite, a quick look at a new configuration. At 0
-#: (the expensive LLVM passes off as well) the fused programs compile in about half the
-#: time (the toy demo's first solve: 5.4 -> 2.2 s of compiling) and run 2-3x slower a
-#: call, with the same results to rounding (not to the bit: a solve may take a few steps
-#: more or fewer). The level is part of the static key and of every program's store key.
+# XLA options per program of the fused mode (passed to jax.stages.Lowered.compile; the
+# user's XLA_FLAGS are never touched; part of each program's persistent-store key),
+# chosen by the end-to-end cost: compile time + calls x time per call over a run
+# (docs/solver.md, "First solve"; 60 cells, quiet 2-core machine). XLA:CPU's older
+# elemental fusion emitters (``xla_cpu_use_fusion_emitters = False``) compile in 0.55-0.7
+# of the wall time, on one thread (the default emitters use a second core at times, which
+# the other compile of the first solve needs), with the same results to 1e-14: the RHS
+# 0.8 -> 0.55 s at +2 % per call (+1.5 us: +0.015-0.15 s over a run's 10^4-10^5 calls; a
+# first solve 0.36 s shorter with it than without), the Jacobian 2.4 -> 1.6 s (the first
+# solve's critical path) at +6 % per call (+9 us; ~40 calls in a first solve, ~10^3 in the
+# demo), the diagnostics 1.7 -> 0.9 s at the same time per call, and the energy budget's
+# powers program likewise. A lower LLVM optimisation level (``xla_backend_optimization_level``
+# 0 or 1) compiles faster still but slows every call: level 0 the RHS and the Jacobian 2-3x,
+# the diagnostics 1.3-1.5x (+60-100 us a call, at every output time and get_state of a
+# coupling run); level 1 with the older emitters the RHS +13 %, the Jacobian +6 %, for no
+# shorter compile. Every program here is called at each step or output time, so each
+# states XLA's full LLVM optimisation (its defaults: level 3, the expensive passes on)
+# rather than inheriting it: a process whose XLA_FLAGS lower the level for its own code
+# still gets these at full speed, unless it asks for less with the variable below.
+# melt_fraction (the phase step cap's event, called every step) keeps XLA's default
+# fusion emitters.
+#
+# ARAGOG_XLA_OPTIMIZATION_LEVEL (0-3, default 3) lowers that level for a process whose
+# compiles outweigh its calls: a test suite, a quick look at a new configuration. At 0
+# (the expensive LLVM passes off as well) the fused programs compile in about half the
+# time (the toy demo's first solve: 5.4 -> 2.2 s of compiling) and run 2-3x slower a
+# call, with the same results to rounding (not to the bit: a solve may take a few steps
+# more or fewer). The level is part of the static key and of every program's store key.
+
+#: the environment variable that sets the fused programs' LLVM optimisation level
 OPTIMIZATION_LEVEL_VARIABLE = "ARAGOG_XLA_OPTIMIZATION_LEVEL"
+#: XLA's own default level: the fused programs' level when the variable is unset
 DEFAULT_OPTIMIZATION_LEVEL = 3
 
 
@@ -89,7 +92,8 @@ def compiler_options(level: int = DEFAULT_OPTIMIZATION_LEVEL) -> dict[str, dict]
     }
 
 
-#: The options of every fused program at the default level.
+#: The XLA options of every fused program at the default level (the comment above says why
+#: each is chosen).
 COMPILER_OPTIONS: dict[str, dict] = compiler_options()
 
 
